@@ -1,0 +1,9 @@
+# Every dependency comes from a Debian package, except libperf, which
+# Debian does not package: cmake/Libperf.cmake builds it from linux-source.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(TRACEEVENT REQUIRED IMPORTED_TARGET libtraceevent)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
+find_package(Threads REQUIRED)
+include(Libperf)

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * nmiprof ABI: the one header shared by nmiprof.ko and userspace.
+ *
+ * Everything here is fixed-width and naturally aligned, so the same bytes
+ * mean the same thing to the module and to any daemon built against the
+ * same NMIPROF_ABI_VERSION.  Records are also described at run time by
+ * ftrace-style format text (NMIPROF_IOC_GET_FORMAT), which the daemon
+ * parses with libtraceevent; field names below match those descriptions.
+ *
+ * Changing a layout: append fields only, bump NMIPROF_ABI_VERSION when an
+ * existing offset moves.
+ */
+#ifndef _UAPI_NMIPROF_ABI_H
+#define _UAPI_NMIPROF_ABI_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#else
+#include <linux/types.h>
+#include <sys/ioctl.h>
+#endif
+
+#define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
+#define NMIPROF_ABI_VERSION	1
+#define NMIPROF_DEVICE		"/dev/nmiprof"
+
+#define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
+#define NMIPROF_DEFAULT_FRAMES	64
+#define NMIPROF_COMM_LEN	16
+
+/* ------------------------------------------------------------------ */
+/* Records                                                            */
+/* ------------------------------------------------------------------ */
+
+enum nmiprof_record_type {
+	NMIPROF_REC_SAMPLE	= 1,
+	NMIPROF_REC_LOST	= 2,
+	NMIPROF_REC_LOCKUP	= 3,
+	NMIPROF_REC_MAX,
+};
+
+/*
+ * Every record starts with this header.  size covers header and payload
+ * and is a multiple of 8, so the next record is at (record + size).
+ * A record whose type is NMIPROF_REC_PAD only fills the ring's tail
+ * end so that no record wraps; readers skip it.
+ */
+#define NMIPROF_REC_PAD		0xffff
+
+struct nmiprof_rec_header {
+	__u16 common_type;	/* enum nmiprof_record_type */
+	__u16 common_flags;	/* NMIPROF_RF_* */
+	__u32 common_size;	/* bytes, including this header */
+};
+
+/* common_flags */
+#define NMIPROF_RF_IN_NMI	(1U << 0) /* taken in NMI context */
+#define NMIPROF_RF_USER_MODE	(1U << 1) /* interrupted user mode */
+#define NMIPROF_RF_KSTACK_TRUNC	(1U << 2) /* kernel stack hit max depth */
+#define NMIPROF_RF_USTACK_TRUNC	(1U << 3) /* user stack hit max depth */
+#define NMIPROF_RF_USTACK_FAULT	(1U << 4) /* user walk stopped on a fault */
+#define NMIPROF_RF_NO_USTACK	(1U << 5) /* kthread, disabled or unsafe */
+#define NMIPROF_RF_EXTERNAL	(1U << 6) /* triggered by an unclaimed NMI */
+#define NMIPROF_RF_LATCHED	(1U << 7) /* replayed by the nesting latch */
+
+/*
+ * Variable-length parts are located like ftrace's __data_loc fields:
+ * bits 0..15 hold the byte offset from the start of the record and bits
+ * 16..31 the length in bytes.  libtraceevent decodes them natively.
+ */
+#define NMIPROF_LOC(off, len)	((__u32)(off) | ((__u32)(len) << 16))
+#define NMIPROF_LOC_OFF(loc)	((loc) & 0xffff)
+#define NMIPROF_LOC_LEN(loc)	((loc) >> 16)
+
+/* NMIPROF_REC_SAMPLE */
+struct nmiprof_sample {
+	struct nmiprof_rec_header hdr;
+	__u64 seq;		/* per-CPU, counts every sample produced or lost */
+	__u64 time_ns;		/* CLOCK_MONOTONIC (ktime_get_mono_fast_ns) */
+	__u64 ip;		/* interrupted instruction pointer */
+	__u32 cpu;
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u16 nr_kframes;
+	__u16 nr_uframes;
+	char comm[NMIPROF_COMM_LEN];
+	__u32 kstack;		/* __data_loc u64[]: kernel return addresses */
+	__u32 ustack;		/* __data_loc u64[]: user return addresses */
+	__u32 uregs;		/* __data_loc u64[]: struct nmiprof_uregs, opt. */
+	__u32 ustack_raw;	/* __data_loc u8[]: raw user stack from sp, opt. */
+	/* variable part follows */
+};
+
+/* User registers for DWARF unwinding (perf's PERF_REG_X86 subset). */
+struct nmiprof_uregs {
+	__u64 ip, sp, bp;
+};
+
+/* NMIPROF_REC_LOST: emitted before the next record once space returns */
+struct nmiprof_lost {
+	struct nmiprof_rec_header hdr;
+	__u64 seq;		/* seq of the first record that was dropped */
+	__u64 time_ns;
+	__u64 lost;		/* records dropped since the previous record */
+	__u32 cpu;
+	__u32 __pad;
+};
+
+/* x86_64 register snapshot of a stuck CPU, in struct pt_regs order. */
+struct nmiprof_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10;
+	__u64 r9, r8, ax, cx, dx, si, di, orig_ax;
+	__u64 ip, cs, flags, sp, ss;
+};
+
+/* NMIPROF_REC_LOCKUP */
+struct nmiprof_lockup {
+	struct nmiprof_rec_header hdr;
+	__u64 seq;
+	__u64 time_ns;
+	__u64 stuck_ns;		/* time since the CPU's last heartbeat */
+	__u32 cpu;
+	__u32 pid;
+	__u32 tid;
+	__u16 nr_kframes;
+	__u16 lockup_flags;	/* NMIPROF_LF_* */
+	char comm[NMIPROF_COMM_LEN];
+	struct nmiprof_regs regs;
+	__u32 kstack;		/* __data_loc u64[] */
+	__u32 __pad;
+};
+
+#define NMIPROF_LF_HARD		(1U << 0)
+#define NMIPROF_LF_RECOVERED	(1U << 1)
+
+/* ------------------------------------------------------------------ */
+/* Per-CPU ring                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each CPU's ring is one vmalloc_user() buffer: a control page followed
+ * by data_size bytes of records (a power of two).  It is mapped in two
+ * parts, at offsets from NMIPROF_MMAP_OFFSET():
+ *   NMIPROF_MAP_CTRL: the control page, PROT_READ|PROT_WRITE; the module
+ *                     reads back only ->tail from it.
+ *   NMIPROF_MAP_DATA: the data pages, PROT_READ only.
+ *
+ * head and tail are free-running byte counters; a record lives at
+ * (pos & (data_size - 1)) and never wraps (see NMIPROF_REC_PAD).
+ * Reader: head = load_acquire(&ctrl->head); read records; then
+ * store_release(&ctrl->tail, new_tail).  These pair with the module's
+ * smp_store_release(head) and smp_load_acquire(tail) in kmod/ring.c.
+ */
+struct nmiprof_ring_ctrl {
+	__u32 magic;		/* NMIPROF_MAGIC */
+	__u32 abi_version;	/* NMIPROF_ABI_VERSION */
+	__u32 cpu;
+	__u32 ctrl_size;	/* bytes of this page, data starts after it */
+	__u64 data_size;
+	__u64 head;		/* written by the module */
+	__u64 tail;		/* written by the consumer */
+	__u64 produced;		/* records written (excluding pads) */
+	__u64 lost;		/* records dropped because the ring was full */
+	__u64 watermark;	/* bytes pending before poll() wakes */
+	__u64 __reserved[8];
+};
+
+enum nmiprof_map_kind {
+	NMIPROF_MAP_CTRL = 0,
+	NMIPROF_MAP_DATA = 1,
+};
+
+#define NMIPROF_MMAP_OFFSET(cpu, kind) \
+	(((__u64)(cpu) << 32) | ((__u64)(kind) << 31))
+
+/* ------------------------------------------------------------------ */
+/* ioctls                                                             */
+/* ------------------------------------------------------------------ */
+
+#define NMIPROF_IOC_MAGIC	'N'
+
+/* Checked first: a daemon built for another ABI gets -EPROTO. */
+struct nmiprof_hello {
+	__u32 magic;		/* in: NMIPROF_MAGIC */
+	__u32 abi_version;	/* in: caller's; out: module's */
+	__u32 nr_cpu_ids;	/* out */
+	__u32 page_size;	/* out */
+	__u64 ring_data_size;	/* out: per-CPU data bytes */
+	__u32 nested_nmi_safe;	/* out: repeat_nmi/end_repeat_nmi found */
+	__u32 __reserved[7];
+};
+
+enum nmiprof_source {
+	NMIPROF_SRC_AUTO	= 0,
+	NMIPROF_SRC_PMU		= 1,	/* perf cycles counter, overflow NMI */
+	NMIPROF_SRC_IPI		= 2,	/* buddy hrtimer sends NMI IPI */
+	NMIPROF_SRC_EXTERNAL	= 3,	/* unclaimed NMIs only */
+};
+
+/* config flags */
+#define NMIPROF_CF_USER_STACKS	(1U << 0)
+#define NMIPROF_CF_EXTERNAL	(1U << 1) /* also sample on unclaimed NMIs */
+#define NMIPROF_CF_USER_REGS	(1U << 2) /* copy uregs + raw user stack */
+
+struct nmiprof_config {
+	__u32 freq_hz;		/* per CPU, 1..NMIPROF_MAX_FREQ */
+	__u32 source;		/* enum nmiprof_source */
+	__u32 kstack_depth;	/* 0..NMIPROF_MAX_FRAMES */
+	__u32 ustack_depth;	/* 0..NMIPROF_MAX_FRAMES */
+	__u32 flags;		/* NMIPROF_CF_* */
+	__u32 ustack_bytes;	/* raw user stack bytes, 0..NMIPROF_MAX_USTACK_BYTES */
+	__u64 cpumask[16];	/* up to 1024 CPUs; all zero means all online */
+	__u32 watermark;	/* bytes; 0 means data_size / 4 */
+	__u32 __reserved[7];
+};
+
+#define NMIPROF_MAX_FREQ	100000
+#define NMIPROF_MAX_USTACK_BYTES 8192
+
+#define NMIPROF_HIST_BUCKETS	16	/* bucket i: cost < 2^(i+7) ns */
+
+struct nmiprof_cpu_stats {
+	__u64 samples;
+	__u64 lost;
+	__u64 latched;		/* nested entries caught by the latch */
+	__u64 external;		/* samples from unclaimed NMIs */
+	__u64 cost_min_ns;
+	__u64 cost_max_ns;
+	__u64 cost_sum_ns;	/* average = sum / samples */
+	__u64 cost_hist[NMIPROF_HIST_BUCKETS];
+	__u64 lockups;
+	__u64 __reserved[4];
+};
+
+struct nmiprof_stats {
+	__u32 nr_cpus;		/* in: entries at cpus; out: filled */
+	__u32 source;		/* out: enum nmiprof_source in use */
+	__u32 running;		/* out */
+	__u32 nested_nmi_safe;	/* out */
+	__u64 cpus;		/* in: user pointer to nr_cpus nmiprof_cpu_stats */
+	__u64 __reserved[4];
+};
+
+/* Fetch the ftrace-style format text of one record type. */
+struct nmiprof_format_req {
+	__u32 type;		/* in: enum nmiprof_record_type */
+	__u32 len;		/* in: buffer size; out: text length incl. NUL */
+	__u64 buf;		/* in: user pointer */
+};
+
+#define NMIPROF_IOC_HELLO	_IOWR(NMIPROF_IOC_MAGIC, 1, struct nmiprof_hello)
+#define NMIPROF_IOC_CONFIGURE	_IOW(NMIPROF_IOC_MAGIC, 2, struct nmiprof_config)
+#define NMIPROF_IOC_START	_IO(NMIPROF_IOC_MAGIC, 3)
+#define NMIPROF_IOC_STOP	_IO(NMIPROF_IOC_MAGIC, 4)
+#define NMIPROF_IOC_GET_STATS	_IOWR(NMIPROF_IOC_MAGIC, 5, struct nmiprof_stats)
+#define NMIPROF_IOC_GET_FORMAT	_IOWR(NMIPROF_IOC_MAGIC, 6, struct nmiprof_format_req)
+
+#endif /* _UAPI_NMIPROF_ABI_H */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One interface over the two ways of getting samples:
+ *   kmod:    the /dev/nmiprof per-CPU rings (nmiprof.ko)
+ *   libperf: perf_event_open on every online CPU, through libperf
+ */
+#ifndef NP_BACKEND_H
+#define NP_BACKEND_H
+
+#include <stdint.h>
+#include "np_event.h"
+
+enum np_backend_kind {
+	NP_BACKEND_AUTO = 0,	/* kmod if /dev/nmiprof exists, else libperf */
+	NP_BACKEND_KMOD,
+	NP_BACKEND_PERF,
+};
+
+struct np_backend_opts {
+	enum np_backend_kind kind;
+	uint32_t freq_hz;	/* per CPU; default 99 */
+	uint32_t kstack_depth, ustack_depth;	/* default NMIPROF_DEFAULT_FRAMES */
+	int user_stacks;	/* default on */
+	int pid;		/* -1: system wide; else only this process */
+	const char *cpus;	/* NULL: all online; else a list such as "0,2-3" */
+};
+
+struct np_backend_stats {
+	const char *backend;	/* "kmod" or "libperf" */
+	const char *source;	/* "pmu", "ipi", "external", "cycles", "cpu-clock" */
+	uint64_t samples, lost;
+	uint32_t nr_cpus;
+	int nested_nmi_safe;	/* kmod only; -1 when unknown */
+	uint64_t cost_min_ns, cost_avg_ns, cost_max_ns;	/* kmod only */
+};
+
+struct np_backend;
+
+void np_backend_opts_init(struct np_backend_opts *o);
+/* Returns NULL and fills err (one line) on failure. */
+struct np_backend *np_backend_open(const struct np_backend_opts *o,
+				   char *err, size_t errlen);
+int np_backend_start(struct np_backend *b);
+int np_backend_stop(struct np_backend *b);
+/* Wait up to timeout_ms for data; >0 ready, 0 timeout, <0 -errno. */
+int np_backend_poll(struct np_backend *b, int timeout_ms);
+/* Deliver every pending event in order per CPU; returns events or -errno. */
+int np_backend_drain(struct np_backend *b, np_event_fn fn, void *arg);
+int np_backend_stats(struct np_backend *b, struct np_backend_stats *st);
+const char *np_backend_name(const struct np_backend *b);
+void np_backend_close(struct np_backend *b);
+
+#endif /* NP_BACKEND_H */
