@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolizer: turns kernel and user addresses into (dso, symbol, offset).
+ * Kernel: /proc/kallsyms (modules included).  User: per-process maps fed
+ * by NP_EV_MMAP/COMM/FORK/EXIT events (or /proc/PID/maps on first sight),
+ * ELF .symtab/.dynsym through libelf cached per build-id, perf-PID.map.
+ * A frame that cannot be resolved still gets a dso and offset, or
+ * "[unknown]": it is never dropped.
+ */
+#ifndef NP_SYMBOLS_H
+#define NP_SYMBOLS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "np_event.h"
+
+struct np_symbolizer;
+
+struct np_sym {
+	const char *dso;	/* "[kernel.kallsyms]", "[nmiprof]", "/usr/lib/...", "[unknown]" */
+	const char *name;	/* symbol, or NULL when unknown */
+	uint64_t offset;	/* from symbol start, or from dso start when name == NULL */
+	int kernel;		/* 1 for kernel frames: shown as [k], else [.] */
+};
+
+struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen);
+void np_symbolizer_free(struct np_symbolizer *s);
+/* Feed side-band events (MMAP, COMM, FORK, EXIT); samples are ignored. */
+void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev);
+/* Strings in *out stay valid until np_symbolizer_free. Returns 0 if named. */
+int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
+		 int kernel, struct np_sym *out);
+/* One line for the user when kallsyms addresses are hidden, else NULL. */
+const char *np_symbolizer_warning(const struct np_symbolizer *s);
+
+#endif /* NP_SYMBOLS_H */
