@@ -1,0 +1,955 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * topview: symbol-level hot-spot model (see topview.h).
+ *
+ * Everything is interned into flat arrays indexed by uint32 ids and found
+ * through open-addressing hash indexes, so a refresh touches contiguous
+ * memory and a 100k-row view sorts in a few milliseconds.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topview.h"
+
+/* Weights below this are dust left by decay: hidden, then pruned. */
+#define TV_DUST		0.05
+
+/* ---------------------------------------------------------------- */
+/* Open-addressing index: slot holds item index + 1, 0 is empty.    */
+/* ---------------------------------------------------------------- */
+
+struct hidx {
+	uint32_t *slot;
+	uint32_t mask;		/* capacity - 1; capacity is a power of two */
+	uint32_t used;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint32_t hash_words(const uint32_t *w, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = mix64(h ^ w[i]) + i;
+	return (uint32_t)mix64(h);
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return (uint32_t)mix64(h);
+}
+
+typedef uint32_t (*hidx_hash_fn)(const void *tab, uint32_t item);
+typedef int (*hidx_eq_fn)(const void *tab, uint32_t item, const void *key);
+
+static void hidx_free(struct hidx *h)
+{
+	free(h->slot);
+	memset(h, 0, sizeof(*h));
+}
+
+static void hidx_clear(struct hidx *h)
+{
+	if (h->slot)
+		memset(h->slot, 0, (h->mask + 1) * sizeof(*h->slot));
+	h->used = 0;
+}
+
+/* Re-index items [0, nr) into a table big enough for want more. */
+static int hidx_rebuild(struct hidx *h, size_t nr, size_t want,
+			const void *tab, hidx_hash_fn hash)
+{
+	size_t cap = 64;
+	uint32_t *slot;
+
+	while (cap * 3 / 4 <= nr + want)
+		cap *= 2;
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	free(h->slot);
+	h->slot = slot;
+	h->mask = (uint32_t)cap - 1;
+	h->used = (uint32_t)nr;
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t p = hash(tab, (uint32_t)i) & h->mask;
+
+		while (slot[p])
+			p = (p + 1) & h->mask;
+		slot[p] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/*
+ * Finds key; returns its item index, or -1 with *ins set to the empty
+ * slot where item `nr` should be recorded by hidx_insert.
+ */
+static int64_t hidx_find(const struct hidx *h, uint32_t hv, const void *tab,
+			 hidx_eq_fn eq, const void *key, uint32_t *ins)
+{
+	uint32_t p = hv & h->mask;
+
+	while (h->slot[p]) {
+		if (eq(tab, h->slot[p] - 1, key))
+			return h->slot[p] - 1;
+		p = (p + 1) & h->mask;
+	}
+	*ins = p;
+	return -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Tables                                                           */
+/* ---------------------------------------------------------------- */
+
+struct strtab {
+	char **str;
+	uint32_t *hash;
+	size_t nr, cap_str, cap_hash;
+	struct hidx idx;
+};
+
+struct sym {
+	uint32_t dso, name;
+	uint32_t kernel;
+	uint32_t hash;
+};
+
+struct stack {
+	uint32_t off, nr;	/* ids in topview.frames[off .. off + nr) */
+	uint32_t hash;
+};
+
+struct bucket {
+	uint32_t cpu, pid, comm, stack;
+	uint32_t hash;
+	double w;
+};
+
+struct row {
+	struct tv_row pub;	/* first: topview_row hands out &pub */
+	uint32_t sym, comm;
+	uint32_t hash;
+	uint64_t stamp;		/* last sample generation counted in children */
+};
+
+struct edge {
+	uint32_t caller, callee;	/* row ids */
+	uint32_t hash;
+	double w;
+	uint64_t stamp;
+};
+
+struct topview {
+	struct strtab strs;
+
+	struct sym *syms;
+	size_t nr_syms, cap_syms;
+	struct hidx sym_idx;
+
+	uint32_t *frames;	/* stack contents, sym ids */
+	size_t nr_frames, cap_frames;
+	struct stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct hidx stack_idx;
+
+	struct bucket *buckets;
+	size_t nr_buckets, cap_buckets;
+	struct hidx bucket_idx;
+
+	struct row *rows;
+	size_t nr_rows, cap_rows;
+	struct hidx row_idx;
+
+	struct edge *edges;
+	size_t nr_edges, cap_edges;
+	struct hidx edge_idx;
+
+	uint32_t *view;		/* sorted row ids */
+	size_t nr_view, cap_view;
+
+	struct tv_filter filter;
+	uint32_t filter_comm;	/* interned filter.comm, or UINT32_MAX */
+	double total, total_raw;
+	uint64_t gen;		/* sample generation for children dedup */
+
+	uint32_t *scratch;	/* one sample's sym ids */
+	uint32_t *scratch_rows;
+	size_t cap_scratch, cap_scratch_rows;
+	struct np_frame *scratch_frames;
+	size_t cap_scratch_frames;
+};
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* Keeps an index at most 3/4 full before an insert. */
+static int hidx_reserve(struct hidx *h, size_t nr, const void *tab,
+			hidx_hash_fn hash)
+{
+	if (h->slot && (h->used + 1) * 4 < (h->mask + 1) * 3)
+		return 0;
+	return hidx_rebuild(h, nr, nr + 1, tab, hash);
+}
+
+/* strings */
+
+static uint32_t str_hash_at(const void *tab, uint32_t i)
+{
+	return ((const struct strtab *)tab)->hash[i];
+}
+
+static int str_eq(const void *tab, uint32_t i, const void *key)
+{
+	return !strcmp(((const struct strtab *)tab)->str[i], key);
+}
+
+static int64_t str_intern(struct strtab *t, const char *s)
+{
+	uint32_t hv = hash_str(s), ins;
+	int64_t id;
+	char *copy;
+
+	if (hidx_reserve(&t->idx, t->nr, t, str_hash_at))
+		return -ENOMEM;
+	id = hidx_find(&t->idx, hv, t, str_eq, s, &ins);
+	if (id >= 0)
+		return id;
+	if (GROW(t->str, t->cap_str, t->nr + 1) ||
+	    GROW(t->hash, t->cap_hash, t->nr + 1))
+		return -ENOMEM;
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	t->str[t->nr] = copy;
+	t->hash[t->nr] = hv;
+	t->idx.slot[ins] = (uint32_t)t->nr + 1;
+	t->idx.used++;
+	return (int64_t)t->nr++;
+}
+
+/* Lookup only: UINT32_MAX when the string was never seen. */
+static uint32_t str_lookup(struct strtab *t, const char *s)
+{
+	uint32_t ins;
+	int64_t id;
+
+	if (!t->idx.slot)
+		return UINT32_MAX;
+	id = hidx_find(&t->idx, hash_str(s), t, str_eq, s, &ins);
+	return id < 0 ? UINT32_MAX : (uint32_t)id;
+}
+
+/* symbols */
+
+static uint32_t sym_hash_at(const void *tab, uint32_t i)
+{
+	return ((const struct topview *)tab)->syms[i].hash;
+}
+
+static int sym_eq(const void *tab, uint32_t i, const void *key)
+{
+	const struct sym *a = &((const struct topview *)tab)->syms[i];
+	const struct sym *b = key;
+
+	return a->dso == b->dso && a->name == b->name && a->kernel == b->kernel;
+}
+
+static int64_t sym_intern(struct topview *tv, const struct np_frame *f)
+{
+	int64_t dso = str_intern(&tv->strs, f->dso ? f->dso : "[unknown]");
+	int64_t name = str_intern(&tv->strs, f->sym ? f->sym : "[unknown]");
+	struct sym k;
+	uint32_t ins, w[3];
+	int64_t id;
+
+	if (dso < 0 || name < 0)
+		return -ENOMEM;
+	k.dso = (uint32_t)dso;
+	k.name = (uint32_t)name;
+	k.kernel = !!f->kernel;
+	w[0] = k.dso;
+	w[1] = k.name;
+	w[2] = k.kernel;
+	k.hash = hash_words(w, 3);
+	if (hidx_reserve(&tv->sym_idx, tv->nr_syms, tv, sym_hash_at))
+		return -ENOMEM;
+	id = hidx_find(&tv->sym_idx, k.hash, tv, sym_eq, &k, &ins);
+	if (id >= 0)
+		return id;
+	if (GROW(tv->syms, tv->cap_syms, tv->nr_syms + 1))
+		return -ENOMEM;
+	tv->syms[tv->nr_syms] = k;
+	tv->sym_idx.slot[ins] = (uint32_t)tv->nr_syms + 1;
+	tv->sym_idx.used++;
+	return (int64_t)tv->nr_syms++;
+}
+
+/* stacks */
+
+struct stack_key {
+	const uint32_t *ids;
+	uint32_t nr;
+};
+
+static uint32_t stack_hash_at(const void *tab, uint32_t i)
+{
+	return ((const struct topview *)tab)->stacks[i].hash;
+}
+
+static int stack_eq(const void *tab, uint32_t i, const void *key)
+{
+	const struct topview *tv = tab;
+	const struct stack *s = &tv->stacks[i];
+	const struct stack_key *k = key;
+
+	return s->nr == k->nr &&
+	       !memcmp(tv->frames + s->off, k->ids, k->nr * sizeof(*k->ids));
+}
+
+static int64_t stack_intern(struct topview *tv, const uint32_t *ids, uint32_t nr)
+{
+	struct stack_key k = { ids, nr };
+	uint32_t hv = hash_words(ids, nr), ins;
+	int64_t id;
+
+	if (hidx_reserve(&tv->stack_idx, tv->nr_stacks, tv, stack_hash_at))
+		return -ENOMEM;
+	id = hidx_find(&tv->stack_idx, hv, tv, stack_eq, &k, &ins);
+	if (id >= 0)
+		return id;
+	if (GROW(tv->stacks, tv->cap_stacks, tv->nr_stacks + 1) ||
+	    GROW(tv->frames, tv->cap_frames, tv->nr_frames + nr))
+		return -ENOMEM;
+	memcpy(tv->frames + tv->nr_frames, ids, nr * sizeof(*ids));
+	tv->stacks[tv->nr_stacks] = (struct stack){
+		.off = (uint32_t)tv->nr_frames, .nr = nr, .hash = hv };
+	tv->nr_frames += nr;
+	tv->stack_idx.slot[ins] = (uint32_t)tv->nr_stacks + 1;
+	tv->stack_idx.used++;
+	return (int64_t)tv->nr_stacks++;
+}
+
+/* buckets */
+
+static uint32_t bucket_hash_at(const void *tab, uint32_t i)
+{
+	return ((const struct topview *)tab)->buckets[i].hash;
+}
+
+static int bucket_eq(const void *tab, uint32_t i, const void *key)
+{
+	const struct bucket *a = &((const struct topview *)tab)->buckets[i];
+	const struct bucket *b = key;
+
+	return a->cpu == b->cpu && a->pid == b->pid && a->comm == b->comm &&
+	       a->stack == b->stack;
+}
+
+static struct bucket *bucket_get(struct topview *tv, uint32_t cpu, uint32_t pid,
+				 uint32_t comm, uint32_t stack)
+{
+	struct bucket k = { .cpu = cpu, .pid = pid, .comm = comm, .stack = stack };
+	uint32_t w[4] = { cpu, pid, comm, stack }, ins;
+	int64_t id;
+
+	k.hash = hash_words(w, 4);
+	if (hidx_reserve(&tv->bucket_idx, tv->nr_buckets, tv, bucket_hash_at))
+		return NULL;
+	id = hidx_find(&tv->bucket_idx, k.hash, tv, bucket_eq, &k, &ins);
+	if (id >= 0)
+		return &tv->buckets[id];
+	if (GROW(tv->buckets, tv->cap_buckets, tv->nr_buckets + 1))
+		return NULL;
+	tv->buckets[tv->nr_buckets] = k;
+	tv->bucket_idx.slot[ins] = (uint32_t)tv->nr_buckets + 1;
+	tv->bucket_idx.used++;
+	return &tv->buckets[tv->nr_buckets++];
+}
+
+/* rows */
+
+static uint32_t row_hash_at(const void *tab, uint32_t i)
+{
+	return ((const struct topview *)tab)->rows[i].hash;
+}
+
+static int row_eq(const void *tab, uint32_t i, const void *key)
+{
+	const struct row *a = &((const struct topview *)tab)->rows[i];
+	const struct row *b = key;
+
+	return a->sym == b->sym && a->pub.pid == b->pub.pid && a->comm == b->comm;
+}
+
+static int64_t row_get(struct topview *tv, uint32_t pid, uint32_t comm,
+		       uint32_t sym)
+{
+	struct row k = { .sym = sym, .comm = comm };
+	uint32_t w[3] = { pid, comm, sym }, ins;
+	const struct sym *s = &tv->syms[sym];
+	int64_t id;
+
+	k.pub.pid = pid;
+	k.hash = hash_words(w, 3);
+	if (hidx_reserve(&tv->row_idx, tv->nr_rows, tv, row_hash_at))
+		return -ENOMEM;
+	id = hidx_find(&tv->row_idx, k.hash, tv, row_eq, &k, &ins);
+	if (id >= 0)
+		return id;
+	if (GROW(tv->rows, tv->cap_rows, tv->nr_rows + 1))
+		return -ENOMEM;
+	k.pub.kernel = (int)s->kernel;
+	k.pub.comm = tv->strs.str[comm];
+	k.pub.dso = tv->strs.str[s->dso];
+	k.pub.sym = tv->strs.str[s->name];
+	tv->rows[tv->nr_rows] = k;
+	tv->row_idx.slot[ins] = (uint32_t)tv->nr_rows + 1;
+	tv->row_idx.used++;
+	return (int64_t)tv->nr_rows++;
+}
+
+/* edges */
+
+static uint32_t edge_hash_at(const void *tab, uint32_t i)
+{
+	return ((const struct topview *)tab)->edges[i].hash;
+}
+
+static int edge_eq(const void *tab, uint32_t i, const void *key)
+{
+	const struct edge *a = &((const struct topview *)tab)->edges[i];
+	const struct edge *b = key;
+
+	return a->caller == b->caller && a->callee == b->callee;
+}
+
+static struct edge *edge_get(struct topview *tv, uint32_t caller, uint32_t callee)
+{
+	struct edge k = { .caller = caller, .callee = callee };
+	uint32_t w[2] = { caller, callee }, ins;
+	int64_t id;
+
+	k.hash = hash_words(w, 2);
+	if (hidx_reserve(&tv->edge_idx, tv->nr_edges, tv, edge_hash_at))
+		return NULL;
+	id = hidx_find(&tv->edge_idx, k.hash, tv, edge_eq, &k, &ins);
+	if (id >= 0)
+		return &tv->edges[id];
+	if (GROW(tv->edges, tv->cap_edges, tv->nr_edges + 1))
+		return NULL;
+	tv->edges[tv->nr_edges] = k;
+	tv->edge_idx.slot[ins] = (uint32_t)tv->nr_edges + 1;
+	tv->edge_idx.used++;
+	return &tv->edges[tv->nr_edges++];
+}
+
+/* ---------------------------------------------------------------- */
+/* Accounting                                                       */
+/* ---------------------------------------------------------------- */
+
+static int scratch_reserve(struct topview *tv, size_t n)
+{
+	if (GROW(tv->scratch, tv->cap_scratch, n) ||
+	    GROW(tv->scratch_rows, tv->cap_scratch_rows, n))
+		return -ENOMEM;
+	return 0;
+}
+
+static int bucket_passes(const struct topview *tv, const struct bucket *b)
+{
+	const struct tv_filter *f = &tv->filter;
+
+	if (f->cpu >= 0 && b->cpu != (uint32_t)f->cpu)
+		return 0;
+	if (f->pid >= 0 && b->pid != (uint64_t)f->pid)
+		return 0;
+	if (f->comm[0] && b->comm != tv->filter_comm)
+		return 0;
+	return 1;
+}
+
+/* The bucket's stack with the frames the filter hides removed, in scratch. */
+static uint32_t filtered_stack(struct topview *tv, const struct bucket *b)
+{
+	const struct stack *st = &tv->stacks[b->stack];
+	const uint32_t *ids = tv->frames + st->off;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < st->nr; i++) {
+		int k = (int)tv->syms[ids[i]].kernel;
+
+		if ((k && tv->filter.kernel) || (!k && tv->filter.user))
+			tv->scratch[n++] = ids[i];
+	}
+	return n;
+}
+
+/* Adds w of bucket b to rows and edges if the filter accepts it. */
+static int account(struct topview *tv, const struct bucket *b, double w)
+{
+	uint32_t n;
+
+	if (!bucket_passes(tv, b))
+		return 0;
+	n = filtered_stack(tv, b);
+	if (!n)
+		return 0;
+	tv->total += w;
+	tv->gen++;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t r = row_get(tv, b->pid, b->comm, tv->scratch[i]);
+
+		if (r < 0)
+			return -ENOMEM;
+		tv->scratch_rows[i] = (uint32_t)r;
+		if (i == 0)
+			tv->rows[r].pub.self += w;
+		/* Recursion: a symbol counts once per sample in children. */
+		if (tv->rows[r].stamp != tv->gen) {
+			tv->rows[r].stamp = tv->gen;
+			tv->rows[r].pub.children += w;
+		}
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		struct edge *e = edge_get(tv, tv->scratch_rows[i + 1],
+					  tv->scratch_rows[i]);
+
+		if (!e)
+			return -ENOMEM;
+		if (e->stamp != tv->gen) {
+			e->stamp = tv->gen;
+			e->w += w;
+		}
+	}
+	return 0;
+}
+
+static int rebuild(struct topview *tv)
+{
+	tv->nr_rows = 0;
+	tv->nr_edges = 0;
+	tv->nr_view = 0;
+	tv->total = 0;
+	hidx_clear(&tv->row_idx);
+	hidx_clear(&tv->edge_idx);
+	for (size_t i = 0; i < tv->nr_buckets; i++) {
+		size_t need = tv->stacks[tv->buckets[i].stack].nr;
+
+		if (scratch_reserve(tv, need) ||
+		    account(tv, &tv->buckets[i], tv->buckets[i].w))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* API                                                              */
+/* ---------------------------------------------------------------- */
+
+void tv_filter_init(struct tv_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->cpu = -1;
+	f->pid = -1;
+	f->kernel = 1;
+	f->user = 1;
+}
+
+static const char *const sort_names[TV_SORT_NR] = {
+	[TV_SORT_SELF] = "self",
+	[TV_SORT_CHILDREN] = "children",
+	[TV_SORT_COMM] = "comm",
+	[TV_SORT_DSO] = "dso",
+	[TV_SORT_SYMBOL] = "symbol",
+	[TV_SORT_PID] = "pid",
+};
+
+int tv_sort_parse(const char *name)
+{
+	if (!strcmp(name, "sym"))
+		return TV_SORT_SYMBOL;
+	if (!strcmp(name, "overhead"))
+		return TV_SORT_SELF;
+	for (int i = 0; i < TV_SORT_NR; i++)
+		if (!strcmp(name, sort_names[i]))
+			return i;
+	return -1;
+}
+
+const char *tv_sort_name(enum tv_sort s)
+{
+	return (unsigned)s < TV_SORT_NR ? sort_names[s] : "?";
+}
+
+struct topview *topview_new(void)
+{
+	struct topview *tv = calloc(1, sizeof(*tv));
+
+	if (!tv)
+		return NULL;
+	tv_filter_init(&tv->filter);
+	tv->filter_comm = UINT32_MAX;
+	return tv;
+}
+
+void topview_free(struct topview *tv)
+{
+	if (!tv)
+		return;
+	for (size_t i = 0; i < tv->strs.nr; i++)
+		free(tv->strs.str[i]);
+	free(tv->strs.str);
+	free(tv->strs.hash);
+	hidx_free(&tv->strs.idx);
+	free(tv->syms);
+	hidx_free(&tv->sym_idx);
+	free(tv->frames);
+	free(tv->stacks);
+	hidx_free(&tv->stack_idx);
+	free(tv->buckets);
+	hidx_free(&tv->bucket_idx);
+	free(tv->rows);
+	hidx_free(&tv->row_idx);
+	free(tv->edges);
+	hidx_free(&tv->edge_idx);
+	free(tv->view);
+	free(tv->scratch);
+	free(tv->scratch_rows);
+	free(tv->scratch_frames);
+	free(tv);
+}
+
+int topview_add(struct topview *tv, const struct tv_sample *s)
+{
+	int64_t comm, stack;
+	struct bucket *b;
+
+	if (!s->nr_frames || !(s->weight > 0))
+		return 0;
+	if (s->nr_frames > UINT16_MAX || scratch_reserve(tv, s->nr_frames))
+		return -ENOMEM;
+	comm = str_intern(&tv->strs, s->comm ? s->comm : "");
+	if (comm < 0)
+		return -ENOMEM;
+	for (unsigned i = 0; i < s->nr_frames; i++) {
+		int64_t id = sym_intern(tv, &s->frames[i]);
+
+		if (id < 0)
+			return -ENOMEM;
+		tv->scratch[i] = (uint32_t)id;
+	}
+	stack = stack_intern(tv, tv->scratch, s->nr_frames);
+	if (stack < 0)
+		return -ENOMEM;
+	/* The filter's comm may have been interned only now. */
+	if (tv->filter.comm[0] && tv->filter_comm == UINT32_MAX)
+		tv->filter_comm = str_lookup(&tv->strs, tv->filter.comm);
+	b = bucket_get(tv, s->cpu, s->pid, (uint32_t)comm, (uint32_t)stack);
+	if (!b)
+		return -ENOMEM;
+	b->w += s->weight;
+	tv->total_raw += s->weight;
+	return account(tv, b, s->weight);
+}
+
+int topview_set_filter(struct topview *tv, const struct tv_filter *f)
+{
+	int same = tv->filter.cpu == f->cpu && tv->filter.pid == f->pid &&
+		   !strncmp(tv->filter.comm, f->comm, TV_COMM_MAX) &&
+		   tv->filter.kernel == f->kernel && tv->filter.user == f->user;
+
+	tv->filter = *f;
+	tv->filter.comm[TV_COMM_MAX - 1] = 0;
+	tv->filter.search[TV_SEARCH_MAX - 1] = 0;
+	tv->filter_comm = tv->filter.comm[0] ?
+			  str_lookup(&tv->strs, tv->filter.comm) : UINT32_MAX;
+	/* The search only narrows the sorted view: no rebuild for it. */
+	return same ? 0 : rebuild(tv);
+}
+
+const struct tv_filter *topview_filter(const struct topview *tv)
+{
+	return &tv->filter;
+}
+
+void topview_decay(struct topview *tv, double factor)
+{
+	size_t dust = 0;
+
+	for (size_t i = 0; i < tv->nr_buckets; i++) {
+		tv->buckets[i].w *= factor;
+		dust += tv->buckets[i].w < TV_DUST;
+	}
+	for (size_t i = 0; i < tv->nr_rows; i++) {
+		tv->rows[i].pub.self *= factor;
+		tv->rows[i].pub.children *= factor;
+	}
+	for (size_t i = 0; i < tv->nr_edges; i++)
+		tv->edges[i].w *= factor;
+	tv->total *= factor;
+	tv->total_raw *= factor;
+
+	/*
+	 * Pruning costs a rebuild, so wait until dust is a quarter of the
+	 * buckets: amortized, each bucket is rebuilt O(1) times per prune.
+	 */
+	if (dust < 1024 || dust * 4 < tv->nr_buckets)
+		return;
+	size_t n = 0;
+
+	tv->total_raw = 0;
+	for (size_t i = 0; i < tv->nr_buckets; i++) {
+		if (tv->buckets[i].w < TV_DUST)
+			continue;
+		tv->buckets[n++] = tv->buckets[i];
+		tv->total_raw += tv->buckets[i].w;
+	}
+	tv->nr_buckets = n;
+	if (hidx_rebuild(&tv->bucket_idx, n, 0, tv, bucket_hash_at) ||
+	    rebuild(tv)) {
+		/* Out of memory while shrinking: keep going with empty rows. */
+		topview_zero(tv);
+	}
+}
+
+void topview_zero(struct topview *tv)
+{
+	tv->nr_buckets = tv->nr_rows = tv->nr_edges = tv->nr_view = 0;
+	tv->nr_stacks = tv->nr_frames = 0;
+	hidx_clear(&tv->bucket_idx);
+	hidx_clear(&tv->row_idx);
+	hidx_clear(&tv->edge_idx);
+	hidx_clear(&tv->stack_idx);
+	tv->total = tv->total_raw = 0;
+}
+
+/* Sorting: qsort_r with the model as context. */
+
+struct sort_ctx {
+	const struct topview *tv;
+	enum tv_sort key;
+};
+
+static int cmp_double_desc(double a, double b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int row_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	const struct row *ra = &c->tv->rows[*(const uint32_t *)pa];
+	const struct row *rb = &c->tv->rows[*(const uint32_t *)pb];
+	const struct tv_row *a = &ra->pub, *b = &rb->pub;
+	int r = 0;
+
+	switch (c->key) {
+	case TV_SORT_SELF:
+		r = cmp_double_desc(a->self, b->self);
+		break;
+	case TV_SORT_CHILDREN:
+		r = cmp_double_desc(a->children, b->children);
+		break;
+	case TV_SORT_COMM:
+		r = strcmp(a->comm, b->comm);
+		break;
+	case TV_SORT_DSO:
+		r = strcmp(a->dso, b->dso);
+		break;
+	case TV_SORT_SYMBOL:
+		r = strcmp(a->sym, b->sym);
+		break;
+	case TV_SORT_PID:
+		r = a->pid < b->pid ? -1 : a->pid > b->pid;
+		break;
+	default:
+		break;
+	}
+	if (!r)
+		r = cmp_double_desc(a->self, b->self);
+	if (!r)
+		r = cmp_double_desc(a->children, b->children);
+	if (!r)
+		r = strcmp(a->sym, b->sym);
+	if (!r)
+		r = a->pid < b->pid ? -1 : a->pid > b->pid;
+	if (!r)
+		r = strcmp(a->dso, b->dso);
+	if (!r)
+		r = strcmp(a->comm, b->comm);
+	if (!r)
+		r = ra < rb ? -1 : ra > rb;
+	return r;
+}
+
+size_t topview_sort(struct topview *tv, enum tv_sort key)
+{
+	const char *search = tv->filter.search;
+	struct sort_ctx c = { tv, key };
+	size_t n = 0;
+
+	if (GROW(tv->view, tv->cap_view, tv->nr_rows)) {
+		tv->nr_view = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < tv->nr_rows; i++) {
+		const struct tv_row *r = &tv->rows[i].pub;
+
+		if (r->children < TV_DUST)
+			continue;
+		if (search[0] && !strstr(r->sym, search))
+			continue;
+		tv->view[n++] = (uint32_t)i;
+	}
+	qsort_r(tv->view, n, sizeof(*tv->view), row_cmp, &c);
+	tv->nr_view = n;
+	return n;
+}
+
+size_t topview_nr_rows(const struct topview *tv)
+{
+	return tv->nr_view;
+}
+
+const struct tv_row *topview_row(const struct topview *tv, size_t i)
+{
+	return i < tv->nr_view ? &tv->rows[tv->view[i]].pub : NULL;
+}
+
+double topview_total(const struct topview *tv)
+{
+	return tv->total;
+}
+
+double topview_total_raw(const struct topview *tv)
+{
+	return tv->total_raw;
+}
+
+static int edge_cmp(const void *pa, const void *pb)
+{
+	const struct tv_edge *a = pa, *b = pb;
+	int r = cmp_double_desc(a->weight, b->weight);
+
+	if (!r)
+		r = strcmp(a->row->sym, b->row->sym);
+	if (!r)
+		r = a->row < b->row ? -1 : a->row > b->row;
+	return r;
+}
+
+static size_t neighbours(const struct topview *tv, const struct tv_row *row,
+			 int want_callers, struct tv_edge *out, size_t max)
+{
+	const struct row *r = (const struct row *)row;
+	struct tv_edge *all;
+	size_t id, n = 0;
+
+	if (!row || r < tv->rows || r >= tv->rows + tv->nr_rows)
+		return 0;
+	id = (size_t)(r - tv->rows);
+	/* A linear scan: done for one expanded row per refresh. */
+	for (size_t i = 0; i < tv->nr_edges; i++)
+		n += (want_callers ? tv->edges[i].callee : tv->edges[i].caller) == id &&
+		     tv->edges[i].w >= TV_DUST;
+	if (!n || !max)
+		return 0;
+	all = malloc(n * sizeof(*all));
+	if (!all)
+		return 0;
+	n = 0;
+	for (size_t i = 0; i < tv->nr_edges; i++) {
+		const struct edge *e = &tv->edges[i];
+
+		if ((want_callers ? e->callee : e->caller) != id || e->w < TV_DUST)
+			continue;
+		all[n].row = &tv->rows[want_callers ? e->caller : e->callee].pub;
+		all[n].weight = e->w;
+		n++;
+	}
+	qsort(all, n, sizeof(*all), edge_cmp);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	free(all);
+	return n;
+}
+
+size_t topview_callers(const struct topview *tv, const struct tv_row *row,
+		       struct tv_edge *out, size_t max)
+{
+	return neighbours(tv, row, 1, out, max);
+}
+
+size_t topview_callees(const struct topview *tv, const struct tv_row *row,
+		       struct tv_edge *out, size_t max)
+{
+	return neighbours(tv, row, 0, out, max);
+}
+
+int topview_foreach_stack(struct topview *tv, tv_stack_fn fn, void *arg)
+{
+	for (size_t i = 0; i < tv->nr_buckets; i++) {
+		const struct bucket *b = &tv->buckets[i];
+		uint32_t n;
+		int ret;
+
+		if (b->w < TV_DUST || !bucket_passes(tv, b))
+			continue;
+		if (scratch_reserve(tv, tv->stacks[b->stack].nr))
+			return -ENOMEM;
+		n = filtered_stack(tv, b);
+		if (!n)
+			continue;
+		if (GROW(tv->scratch_frames, tv->cap_scratch_frames, n))
+			return -ENOMEM;
+		for (uint32_t j = 0; j < n; j++) {
+			const struct sym *s = &tv->syms[tv->scratch[j]];
+
+			tv->scratch_frames[j] = (struct np_frame){
+				.dso = tv->strs.str[s->dso],
+				.sym = tv->strs.str[s->name],
+				.kernel = (int)s->kernel,
+			};
+		}
+		ret = fn(tv->scratch_frames, n, b->pid, tv->strs.str[b->comm],
+			 b->w, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

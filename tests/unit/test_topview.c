@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for lib/topview: self/children math, sort, filters, decay. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "topview.h"
+
+static int failures;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond); \
+		failures++;						\
+	}								\
+} while (0)
+#define CHECK_NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-9)
+
+static const struct np_frame A = { "/bin/app", "a", 0 };
+static const struct np_frame B = { "/bin/app", "b", 0 };
+static const struct np_frame C = { "/bin/app", "main", 0 };
+static const struct np_frame K1 = { "[kernel.kallsyms]", "do_syscall_64", 1 };
+static const struct np_frame K0 = { "[kernel.kallsyms]", "copy_page", 1 };
+
+static void add(struct topview *tv, uint32_t cpu, uint32_t pid, const char *comm,
+		double w, int n, ...)
+{
+	struct np_frame f[16];
+	struct tv_sample s = { cpu, pid, comm, f, (unsigned)n, w };
+	va_list ap;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		f[i] = *va_arg(ap, const struct np_frame *);
+	va_end(ap);
+	CHECK(topview_add(tv, &s) == 0);
+}
+
+static const struct tv_row *find(struct topview *tv, const char *sym, uint32_t pid)
+{
+	for (size_t i = 0; i < topview_nr_rows(tv); i++) {
+		const struct tv_row *r = topview_row(tv, i);
+
+		if (!strcmp(r->sym, sym) && r->pid == pid)
+			return r;
+	}
+	return NULL;
+}
+
+static struct topview *fixture(void)
+{
+	struct topview *tv = topview_new();
+
+	/* innermost first: a called by b called by main */
+	add(tv, 0, 100, "app", 3, 3, &A, &B, &C);
+	add(tv, 1, 100, "app", 1, 2, &B, &C);
+	add(tv, 1, 100, "app", 1, 3, &A, &A, &C);		/* recursion */
+	add(tv, 0, 200, "other", 2, 4, &K0, &K1, &A, &C);	/* syscall from a */
+	return tv;
+}
+
+static void test_self_children(void)
+{
+	struct topview *tv = fixture();
+	const struct tv_row *r;
+
+	CHECK_NEAR(topview_total(tv), 7);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 7);
+	r = find(tv, "a", 100);
+	CHECK(r && fabs(r->self - 4) < 1e-9 && fabs(r->children - 4) < 1e-9);
+	r = find(tv, "b", 100);
+	CHECK(r && fabs(r->self - 1) < 1e-9 && fabs(r->children - 4) < 1e-9);
+	r = find(tv, "main", 100);
+	CHECK(r && r->self == 0 && fabs(r->children - 5) < 1e-9);
+	r = find(tv, "copy_page", 200);
+	CHECK(r && r->kernel && fabs(r->self - 2) < 1e-9);
+	r = find(tv, "a", 200);
+	CHECK(r && r->self == 0 && fabs(r->children - 2) < 1e-9 && !r->kernel);
+	topview_free(tv);
+}
+
+static void test_sort(void)
+{
+	struct topview *tv = fixture();
+	const struct tv_row *r;
+
+	topview_sort(tv, TV_SORT_SELF);
+	CHECK(!strcmp(topview_row(tv, 0)->sym, "a"));
+	CHECK(!strcmp(topview_row(tv, 1)->sym, "copy_page"));
+	topview_sort(tv, TV_SORT_CHILDREN);
+	CHECK(!strcmp(topview_row(tv, 0)->sym, "main"));
+	topview_sort(tv, TV_SORT_SYMBOL);
+	CHECK(!strcmp(topview_row(tv, 0)->sym, "a"));
+	CHECK(!strcmp(topview_row(tv, 6)->sym, "main"));
+	/* equal symbol "a": ties break on self, so pid 100 first */
+	CHECK(topview_row(tv, 0)->pid == 100 && topview_row(tv, 1)->pid == 200);
+	topview_sort(tv, TV_SORT_COMM);
+	CHECK(!strcmp(topview_row(tv, 0)->comm, "app"));
+	CHECK(!strcmp(topview_row(tv, 6)->comm, "other"));
+	topview_sort(tv, TV_SORT_DSO);
+	r = topview_row(tv, 0);
+	CHECK(!strcmp(r->dso, "/bin/app") && !strcmp(r->sym, "a"));
+	CHECK(!strcmp(topview_row(tv, 6)->dso, "[kernel.kallsyms]"));
+	CHECK(tv_sort_parse("children") == TV_SORT_CHILDREN);
+	CHECK(tv_sort_parse("sym") == TV_SORT_SYMBOL);
+	CHECK(tv_sort_parse("bogus") == -1);
+	topview_free(tv);
+}
+
+static void test_filters(void)
+{
+	struct topview *tv = fixture();
+	struct tv_filter f;
+	const struct tv_row *r;
+
+	tv_filter_init(&f);
+	f.user = 0;			/* kernel frames only */
+	CHECK(topview_set_filter(tv, &f) == 0);
+	CHECK_NEAR(topview_total(tv), 2);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 2);
+
+	tv_filter_init(&f);
+	f.kernel = 0;			/* user only: pid 200's a becomes self */
+	topview_set_filter(tv, &f);
+	topview_sort(tv, TV_SORT_SELF);
+	r = find(tv, "a", 200);
+	CHECK(r && fabs(r->self - 2) < 1e-9);
+	CHECK(!find(tv, "copy_page", 200));
+
+	tv_filter_init(&f);
+	f.cpu = 1;
+	topview_set_filter(tv, &f);
+	CHECK_NEAR(topview_total(tv), 2);
+	topview_sort(tv, TV_SORT_SELF);
+	r = find(tv, "b", 100);
+	CHECK(r && fabs(r->self - 1) < 1e-9);
+
+	tv_filter_init(&f);
+	f.pid = 200;
+	topview_set_filter(tv, &f);
+	CHECK_NEAR(topview_total(tv), 2);
+
+	tv_filter_init(&f);
+	strcpy(f.comm, "app");
+	topview_set_filter(tv, &f);
+	CHECK_NEAR(topview_total(tv), 5);
+	/* a comm seen only after the filter was set */
+	strcpy(f.comm, "late");
+	topview_set_filter(tv, &f);
+	CHECK_NEAR(topview_total(tv), 0);
+	add(tv, 0, 300, "late", 1, 1, &B);
+	CHECK_NEAR(topview_total(tv), 1);
+	CHECK_NEAR(topview_total_raw(tv), 8);
+
+	tv_filter_init(&f);
+	strcpy(f.search, "ma");
+	topview_set_filter(tv, &f);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 2);	/* main x2 pids */
+	CHECK_NEAR(topview_total(tv), 8);
+	topview_free(tv);
+}
+
+static void test_decay_zero(void)
+{
+	struct topview *tv = fixture();
+	const struct tv_row *r;
+
+	topview_decay(tv, 0.5);
+	CHECK_NEAR(topview_total(tv), 3.5);
+	topview_sort(tv, TV_SORT_SELF);
+	r = find(tv, "a", 100);
+	CHECK(r && fabs(r->self - 2) < 1e-9 && fabs(r->children - 2) < 1e-9);
+	/* decayed to dust: rows disappear from the view */
+	for (int i = 0; i < 20; i++)
+		topview_decay(tv, 0.5);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 0);
+	add(tv, 0, 100, "app", 1, 1, &A);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 1);
+	topview_zero(tv);
+	CHECK(topview_total(tv) == 0);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 0);
+	add(tv, 0, 100, "app", 1, 2, &A, &B);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 2);
+	topview_free(tv);
+
+	/* pruning path: many buckets decaying to dust get compacted */
+	tv = topview_new();
+	for (int i = 0; i < 5000; i++) {
+		char name[32];
+		struct np_frame f = { "/x", name, 0 };
+		struct tv_sample s = { 0, (uint32_t)i, "p", &f, 1, 1 };
+
+		snprintf(name, sizeof(name), "f%d", i);
+		topview_add(tv, &s);
+	}
+	for (int i = 0; i < 30; i++)
+		topview_decay(tv, 7.0 / 8);
+	add(tv, 0, 1, "p", 1, 1, &A);
+	CHECK(topview_sort(tv, TV_SORT_SELF) == 1);
+	CHECK(topview_total_raw(tv) < 1 + 5000 * 0.05);
+	topview_free(tv);
+}
+
+static void test_callgraph(void)
+{
+	struct topview *tv = fixture();
+	struct tv_edge e[8];
+	size_t n;
+
+	topview_sort(tv, TV_SORT_SELF);
+	n = topview_callers(tv, find(tv, "a", 100), e, 8);
+	CHECK(n == 3);	/* b (3), a (recursion, 1), main (1) */
+	CHECK(n >= 1 && !strcmp(e[0].row->sym, "b") && fabs(e[0].weight - 3) < 1e-9);
+	n = topview_callees(tv, find(tv, "main", 100), e, 8);
+	CHECK(n == 2);
+	CHECK(n == 2 && !strcmp(e[0].row->sym, "b") && fabs(e[0].weight - 4) < 1e-9);
+	CHECK(n == 2 && !strcmp(e[1].row->sym, "a") && fabs(e[1].weight - 1) < 1e-9);
+	CHECK(topview_callers(tv, find(tv, "main", 100), e, 8) == 0);
+	CHECK(topview_callees(tv, find(tv, "main", 100), e, 1) == 1);
+	topview_free(tv);
+}
+
+struct stacks_seen {
+	int n;
+	double w;
+	char first[128];
+};
+
+static int count_stack(const struct np_frame *f, unsigned nr, uint32_t pid,
+		       const char *comm, double w, void *arg)
+{
+	struct stacks_seen *s = arg;
+
+	if (!s->n)
+		snprintf(s->first, sizeof(s->first), "%s:%u:%s:%u", comm, pid,
+			 f[0].sym, nr);
+	s->n++;
+	s->w += w;
+	return 0;
+}
+
+static void test_foreach(void)
+{
+	struct topview *tv = fixture();
+	struct stacks_seen s = { 0 };
+	struct tv_filter f;
+
+	CHECK(topview_foreach_stack(tv, count_stack, &s) == 0);
+	CHECK(s.n == 4 && fabs(s.w - 7) < 1e-9);
+	CHECK(!strcmp(s.first, "app:100:a:3"));
+	tv_filter_init(&f);
+	f.user = 0;
+	topview_set_filter(tv, &f);
+	memset(&s, 0, sizeof(s));
+	topview_foreach_stack(tv, count_stack, &s);
+	CHECK(s.n == 1 && !strcmp(s.first, "other:200:copy_page:2"));
+	topview_free(tv);
+}
+
+int main(void)
+{
+	test_self_children();
+	test_sort();
+	test_filters();
+	test_decay_zero();
+	test_callgraph();
+	test_foreach();
+	if (failures) {
+		fprintf(stderr, "test_topview: %d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_topview: ok\n");
+	return 0;
+}
