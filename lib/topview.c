@@ -835,7 +835,8 @@ size_t topview_sort(struct topview *tv, enum tv_sort key)
 			continue;
 		tv->view[n++] = (uint32_t)i;
 	}
-	qsort_r(tv->view, n, sizeof(*tv->view), row_cmp, &c);
+	if (n)
+		qsort_r(tv->view, n, sizeof(*tv->view), row_cmp, &c);
 	tv->nr_view = n;
 	return n;
 }

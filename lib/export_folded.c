@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Folded stacks: one "comm;outer;...;inner count" line per distinct
+ * stack, the input format of flamegraph.pl and of most flame graph
+ * tools.  Kernel frames carry the "_[k]" suffix that stackcollapse-perf.pl
+ * --kernel uses, so flamegraph.pl --color=java/mem can tell them apart.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_folded.h"
+
+void np_export_opts_init(struct np_export_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+int np_export_parse_format(const char *name)
+{
+	if (!strcmp(name, "folded") || !strcmp(name, "collapsed"))
+		return NP_EXPORT_FOLDED;
+	if (!strcmp(name, "pprof"))
+		return NP_EXPORT_PPROF;
+	if (!strcmp(name, "svg"))
+		return NP_EXPORT_SVG;
+	return -1;
+}
+
+int np_export(struct topview *tv, enum np_export_format fmt,
+	      const struct np_export_opts *o, FILE *out, char *err, size_t errlen)
+{
+	switch (fmt) {
+	case NP_EXPORT_FOLDED:
+		return np_export_folded(tv, o, out, err, errlen);
+	case NP_EXPORT_PPROF:
+		return np_export_pprof(tv, o, out, err, errlen);
+	case NP_EXPORT_SVG:
+		return np_export_svg(tv, o, out, err, errlen);
+	}
+	snprintf(err, errlen, "unknown export format");
+	return -EINVAL;
+}
+
+size_t np_folded_frame(char *buf, size_t len, const struct np_frame *f)
+{
+	const char *s = f->sym && *f->sym ? f->sym : "[unknown]";
+	size_t n = 0;
+
+	if (!len)
+		return 0;
+	for (; *s && n + 1 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		/* ';' separates frames and '\n' lines: never let them through. */
+		buf[n++] = (c == ';' || c < 0x20 || c == 0x7f) ? '_' : (char)c;
+	}
+	if (f->kernel && n + 5 < len) {
+		memcpy(buf + n, "_[k]", 4);
+		n += 4;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* A string -> count map, open addressing; lines are merged here. */
+struct fold_map {
+	struct np_folded_line *lines;
+	size_t nr, cap;
+	uint32_t *slot, mask;
+	char *buf;
+	size_t buf_cap;
+	const struct np_export_opts *o;
+};
+
+static uint32_t fnv(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static int fold_map_grow(struct fold_map *m)
+{
+	size_t cap = m->mask ? (m->mask + 1) * 2 : 1024;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr; i++) {
+		uint32_t p = fnv(m->lines[i].stack) & (cap - 1);
+
+		while (slot[p])
+			p = (p + 1) & (cap - 1);
+		slot[p] = (uint32_t)i + 1;
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->mask = (uint32_t)cap - 1;
+	return 0;
+}
+
+static int fold_map_add(struct fold_map *m, const char *stack, uint64_t count)
+{
+	uint32_t p;
+
+	if ((m->nr + 1) * 2 > (size_t)m->mask + 1 && fold_map_grow(m))
+		return -ENOMEM;
+	p = fnv(stack) & m->mask;
+	while (m->slot[p]) {
+		struct np_folded_line *l = &m->lines[m->slot[p] - 1];
+
+		if (!strcmp(l->stack, stack)) {
+			l->count += count;
+			return 0;
+		}
+		p = (p + 1) & m->mask;
+	}
+	if (m->nr == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		void *n = realloc(m->lines, cap * sizeof(*m->lines));
+
+		if (!n)
+			return -ENOMEM;
+		m->lines = n;
+		m->cap = cap;
+	}
+	m->lines[m->nr].stack = strdup(stack);
+	if (!m->lines[m->nr].stack)
+		return -ENOMEM;
+	m->lines[m->nr].count = count;
+	m->slot[p] = (uint32_t)++m->nr;
+	return 0;
+}
+
+static int fold_one(const struct np_frame *frames, unsigned nr, uint32_t pid,
+		    const char *comm, double w, void *arg)
+{
+	struct fold_map *m = arg;
+	uint64_t count = (uint64_t)llround(w);
+	size_t need = 32 + strlen(comm), n = 0;
+
+	if (!count)
+		return 0;
+	for (unsigned i = 0; i < nr; i++)
+		need += strlen(frames[i].sym ? frames[i].sym : "[unknown]") + 6;
+	if (need > m->buf_cap) {
+		char *b = realloc(m->buf, need);
+
+		if (!b)
+			return -ENOMEM;
+		m->buf = b;
+		m->buf_cap = need;
+	}
+	if (!m->o->no_comm) {
+		struct np_frame c = { NULL, *comm ? comm : "[unknown]", 0 };
+
+		n += np_folded_frame(m->buf + n, need - n, &c);
+	}
+	/* frames[] is innermost first; folded lines go outermost first. */
+	for (unsigned i = nr; i-- > 0;) {
+		if (n)
+			m->buf[n++] = ';';
+		n += np_folded_frame(m->buf + n, need - n, &frames[i]);
+	}
+	m->buf[n] = 0;
+	return fold_map_add(m, m->buf, count);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct np_folded_line *)a)->stack,
+		      ((const struct np_folded_line *)b)->stack);
+}
+
+void np_folded_free(struct np_folded *f)
+{
+	for (size_t i = 0; i < f->nr; i++)
+		free(f->lines[i].stack);
+	free(f->lines);
+	memset(f, 0, sizeof(*f));
+}
+
+int np_folded_collect(struct topview *tv, const struct np_export_opts *o,
+		      struct np_folded *out)
+{
+	struct fold_map m = { .o = o };
+	int ret = topview_foreach_stack(tv, fold_one, &m);
+
+	free(m.slot);
+	free(m.buf);
+	out->lines = m.lines;
+	out->nr = m.nr;
+	out->total = 0;
+	if (ret) {
+		np_folded_free(out);
+		return ret < 0 ? ret : -ENOMEM;
+	}
+	if (out->nr)
+		qsort(out->lines, out->nr, sizeof(*out->lines), line_cmp);
+	for (size_t i = 0; i < out->nr; i++)
+		out->total += out->lines[i].count;
+	return 0;
+}
+
+int np_export_folded(struct topview *tv, const struct np_export_opts *o,
+		     FILE *out, char *err, size_t errlen)
+{
+	struct np_folded f;
+	int ret = np_folded_collect(tv, o, &f);
+
+	if (ret) {
+		snprintf(err, errlen, "out of memory folding stacks");
+		return ret;
+	}
+	for (size_t i = 0; i < f.nr; i++)
+		fprintf(out, "%s %llu\n", f.lines[i].stack,
+			(unsigned long long)f.lines[i].count);
+	np_folded_free(&f);
+	if (fflush(out) || ferror(out)) {
+		snprintf(err, errlen, "write error: %s", strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}

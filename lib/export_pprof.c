@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pprof export: a perftools.profiles.Profile message (profile.proto),
+ * written uncompressed (`pprof` and `go tool pprof` accept it as is;
+ * gzip it for tools that insist).
+ *
+ * Frames are symbolized at record time, so there are no addresses to
+ * give: every distinct (dso, symbol) becomes one Function and one
+ * Location (same id) whose Line points at it, and every dso one Mapping
+ * with has_functions set.  Each sample carries two values, samples/count
+ * and cpu/nanoseconds (count * period), and labels comm and pid.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_fmt.h"
+#include "export_pb.h"
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+/* string -> dense id (from 0), insertion ordered */
+struct idmap {
+	char **keys;
+	uint64_t *val;		/* caller's payload per id */
+	size_t nr, cap;
+	uint32_t *slot, mask;
+};
+
+static uint32_t fnv(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static int idmap_grow(struct idmap *m)
+{
+	size_t cap = m->mask ? (m->mask + 1) * 2 : 256;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr; i++) {
+		uint32_t p = fnv(m->keys[i]) & (cap - 1);
+
+		while (slot[p])
+			p = (p + 1) & (cap - 1);
+		slot[p] = (uint32_t)i + 1;
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->mask = (uint32_t)cap - 1;
+	return 0;
+}
+
+/* Returns the id of key (inserting it, *is_new = 1), or -ENOMEM. */
+static int64_t idmap_get(struct idmap *m, const char *key, int *is_new)
+{
+	uint32_t p;
+
+	*is_new = 0;
+	if ((m->nr + 1) * 2 > (size_t)m->mask + 1 && idmap_grow(m))
+		return -ENOMEM;
+	p = fnv(key) & m->mask;
+	while (m->slot[p]) {
+		if (!strcmp(m->keys[m->slot[p] - 1], key))
+			return m->slot[p] - 1;
+		p = (p + 1) & m->mask;
+	}
+	if (m->nr == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		char **k = realloc(m->keys, cap * sizeof(*k));
+		uint64_t *v;
+
+		if (!k)
+			return -ENOMEM;
+		m->keys = k;
+		v = realloc(m->val, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->val = v;
+		m->cap = cap;
+	}
+	m->keys[m->nr] = strdup(key);
+	if (!m->keys[m->nr])
+		return -ENOMEM;
+	m->val[m->nr] = 0;
+	m->slot[p] = (uint32_t)m->nr + 1;
+	*is_new = 1;
+	return (int64_t)m->nr++;
+}
+
+static void idmap_free(struct idmap *m)
+{
+	for (size_t i = 0; i < m->nr; i++)
+		free(m->keys[i]);
+	free(m->keys);
+	free(m->val);
+	free(m->slot);
+}
+
+struct pprof {
+	struct idmap strs;	/* string_table; id 0 is "" */
+	struct idmap funcs;	/* "dso\x01name\x01k" -> function/location id - 1 */
+	struct idmap maps;	/* dso -> mapping id - 1 */
+	struct np_pb out;	/* the Profile, samples first */
+	struct np_pb defs;	/* functions, locations, mappings */
+	struct np_pb sub, sub2;
+	uint64_t *locs;
+	size_t cap_locs;
+	uint64_t period;
+	char *key;
+	size_t cap_key;
+	int oom;
+};
+
+static uint64_t str_id(struct pprof *p, const char *s)
+{
+	int is_new;
+	int64_t id = idmap_get(&p->strs, s, &is_new);
+
+	if (id < 0) {
+		p->oom = 1;
+		return 0;
+	}
+	return (uint64_t)id;
+}
+
+static uint64_t mapping_id(struct pprof *p, const char *dso)
+{
+	int is_new;
+	int64_t id = idmap_get(&p->maps, dso, &is_new);
+
+	if (id < 0) {
+		p->oom = 1;
+		return 0;
+	}
+	if (is_new) {
+		np_pb_reset(&p->sub);
+		np_pb_uint(&p->sub, MAPPING_ID, (uint64_t)id + 1);
+		np_pb_uint(&p->sub, MAPPING_FILENAME, str_id(p, dso));
+		np_pb_uint(&p->sub, MAPPING_HAS_FUNCTIONS, 1);
+		np_pb_msg(&p->defs, PROFILE_MAPPING, &p->sub);
+	}
+	return (uint64_t)id + 1;
+}
+
+static uint64_t location_id(struct pprof *p, const struct np_frame *f)
+{
+	const char *dso = f->dso ? f->dso : "[unknown]";
+	const char *name = f->sym ? f->sym : "[unknown]";
+	size_t need = strlen(dso) + strlen(name) + 8;
+	int64_t id;
+	int is_new;
+
+	if (need > p->cap_key) {
+		char *k = realloc(p->key, need);
+
+		if (!k) {
+			p->oom = 1;
+			return 0;
+		}
+		p->key = k;
+		p->cap_key = need;
+	}
+	snprintf(p->key, need, "%s\x01%s\x01%d", dso, name, !!f->kernel);
+	id = idmap_get(&p->funcs, p->key, &is_new);
+	if (id < 0) {
+		p->oom = 1;
+		return 0;
+	}
+	if (is_new) {
+		uint64_t fid = (uint64_t)id + 1;
+		uint64_t mid = mapping_id(p, dso);
+
+		np_pb_reset(&p->sub);
+		np_pb_uint(&p->sub, FUNCTION_ID, fid);
+		np_pb_uint(&p->sub, FUNCTION_NAME, str_id(p, name));
+		np_pb_uint(&p->sub, FUNCTION_SYSTEM_NAME, str_id(p, name));
+		np_pb_uint(&p->sub, FUNCTION_FILENAME, str_id(p, dso));
+		np_pb_msg(&p->defs, PROFILE_FUNCTION, &p->sub);
+
+		np_pb_reset(&p->sub2);
+		np_pb_uint(&p->sub2, LINE_FUNCTION_ID, fid);
+		np_pb_reset(&p->sub);
+		np_pb_uint(&p->sub, LOCATION_ID, fid);
+		np_pb_uint(&p->sub, LOCATION_MAPPING_ID, mid);
+		np_pb_msg(&p->sub, LOCATION_LINE, &p->sub2);
+		np_pb_msg(&p->defs, PROFILE_LOCATION, &p->sub);
+	}
+	return (uint64_t)id + 1;
+}
+
+static int add_sample(const struct np_frame *frames, unsigned nr, uint32_t pid,
+		      const char *comm, double w, void *arg)
+{
+	struct pprof *p = arg;
+	uint64_t count = (uint64_t)llround(w), values[2];
+
+	if (!count)
+		return 0;
+	if (nr > p->cap_locs) {
+		uint64_t *l = realloc(p->locs, nr * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		p->locs = l;
+		p->cap_locs = nr;
+	}
+	/* pprof wants the leaf first, which is how frames[] comes. */
+	for (unsigned i = 0; i < nr; i++)
+		p->locs[i] = location_id(p, &frames[i]);
+	values[0] = count;
+	values[1] = count * p->period;
+
+	np_pb_reset(&p->sub);
+	np_pb_packed(&p->sub, SAMPLE_LOCATION_ID, p->locs, nr);
+	np_pb_packed(&p->sub, SAMPLE_VALUE, values, 2);
+	np_pb_reset(&p->sub2);
+	np_pb_uint(&p->sub2, LABEL_KEY, str_id(p, "comm"));
+	np_pb_uint(&p->sub2, LABEL_STR, str_id(p, comm));
+	np_pb_msg(&p->sub, SAMPLE_LABEL, &p->sub2);
+	np_pb_reset(&p->sub2);
+	np_pb_uint(&p->sub2, LABEL_KEY, str_id(p, "pid"));
+	np_pb_uint(&p->sub2, LABEL_NUM, pid);
+	np_pb_msg(&p->sub, SAMPLE_LABEL, &p->sub2);
+	np_pb_msg(&p->out, PROFILE_SAMPLE, &p->sub);
+	return p->oom || p->out.oom ? -ENOMEM : 0;
+}
+
+static void value_type(struct pprof *p, uint32_t field, const char *type,
+		       const char *unit)
+{
+	np_pb_reset(&p->sub);
+	np_pb_uint(&p->sub, VALUETYPE_TYPE, str_id(p, type));
+	np_pb_uint(&p->sub, VALUETYPE_UNIT, str_id(p, unit));
+	np_pb_msg(&p->out, field, &p->sub);
+}
+
+int np_export_pprof(struct topview *tv, const struct np_export_opts *o,
+		    FILE *out, char *err, size_t errlen)
+{
+	struct pprof p = { 0 };
+	int ret;
+
+	np_pb_init(&p.out);
+	np_pb_init(&p.defs);
+	np_pb_init(&p.sub);
+	np_pb_init(&p.sub2);
+	/* An unknown rate: assume the backends' documented default, 99 Hz. */
+	p.period = 1000000000ULL / (o->freq_hz ? o->freq_hz : 99);
+	str_id(&p, "");		/* string_table[0] must be "" */
+
+	value_type(&p, PROFILE_SAMPLE_TYPE, "samples", "count");
+	value_type(&p, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	ret = topview_foreach_stack(tv, add_sample, &p);
+	if (!ret) {
+		np_pb_raw(&p.out, p.defs.data, p.defs.len);
+		value_type(&p, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+		np_pb_uint(&p.out, PROFILE_PERIOD, p.period);
+		if (o->time_ns)
+			np_pb_uint(&p.out, PROFILE_TIME_NANOS, o->time_ns);
+		if (o->duration_ns)
+			np_pb_uint(&p.out, PROFILE_DURATION_NANOS, o->duration_ns);
+		/* Last, so that every string interned above is in it. */
+		for (size_t i = 0; i < p.strs.nr; i++)
+			np_pb_str(&p.out, PROFILE_STRING_TABLE, p.strs.keys[i]);
+	}
+	if (ret || p.oom || p.out.oom || p.defs.oom) {
+		snprintf(err, errlen, "out of memory encoding the pprof profile");
+		ret = -ENOMEM;
+	} else if (fwrite(p.out.data, 1, p.out.len, out) != p.out.len ||
+		   fflush(out)) {
+		snprintf(err, errlen, "write error: %s", strerror(errno));
+		ret = -EIO;
+	}
+	np_pb_free(&p.out);
+	np_pb_free(&p.defs);
+	np_pb_free(&p.sub);
+	np_pb_free(&p.sub2);
+	idmap_free(&p.strs);
+	idmap_free(&p.funcs);
+	idmap_free(&p.maps);
+	free(p.locs);
+	free(p.key);
+	return ret;
+}
