@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Backend selection and dispatch.  "auto" prefers nmiprof.ko when its
+ * device exists: NMI sampling sees irqs-off regions that perf's
+ * cpu-clock fallback cannot.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "np_backend_impl.h"
+
+void np_backend_opts_init(struct np_backend_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->kind = NP_BACKEND_AUTO;
+	o->freq_hz = 99;
+	o->kstack_depth = NMIPROF_DEFAULT_FRAMES;
+	o->ustack_depth = NMIPROF_DEFAULT_FRAMES;
+	o->user_stacks = 1;
+	o->pid = -1;
+	o->cpus = NULL;
+}
+
+struct np_backend *np_backend_open(const struct np_backend_opts *o,
+				   char *err, size_t errlen)
+{
+	enum np_backend_kind kind = o->kind;
+
+	if (errlen)
+		err[0] = '\0';
+	if (o->freq_hz == 0 || o->freq_hz > NMIPROF_MAX_FREQ) {
+		snprintf(err, errlen, "sampling frequency %u Hz out of range 1..%u",
+			 o->freq_hz, NMIPROF_MAX_FREQ);
+		return NULL;
+	}
+	if (o->kstack_depth > NMIPROF_MAX_FRAMES ||
+	    o->ustack_depth > NMIPROF_MAX_FRAMES) {
+		snprintf(err, errlen, "stack depth above the maximum of %d frames",
+			 NMIPROF_MAX_FRAMES);
+		return NULL;
+	}
+	if (kind == NP_BACKEND_AUTO)
+		kind = access(NMIPROF_DEVICE, F_OK) == 0 ? NP_BACKEND_KMOD
+							  : NP_BACKEND_PERF;
+	switch (kind) {
+	case NP_BACKEND_KMOD:
+		return np_backend_kmod_open(o, err, errlen);
+	case NP_BACKEND_PERF:
+		return np_backend_perf_open(o, err, errlen);
+	default:
+		snprintf(err, errlen, "unknown backend %d", (int)kind);
+		return NULL;
+	}
+}
+
+int np_backend_start(struct np_backend *b)
+{
+	return b->ops->start(b);
+}
+
+int np_backend_stop(struct np_backend *b)
+{
+	return b->ops->stop(b);
+}
+
+int np_backend_poll(struct np_backend *b, int timeout_ms)
+{
+	return b->ops->poll(b, timeout_ms);
+}
+
+int np_backend_drain(struct np_backend *b, np_event_fn fn, void *arg)
+{
+	return b->ops->drain(b, fn, arg);
+}
+
+int np_backend_stats(struct np_backend *b, struct np_backend_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->nested_nmi_safe = -1;
+	st->backend = b->ops->name;
+	return b->ops->stats(b, st);
+}
+
+const char *np_backend_name(const struct np_backend *b)
+{
+	return b->ops->name;
+}
+
+void np_backend_close(struct np_backend *b)
+{
+	if (b)
+		b->ops->close(b);
+}

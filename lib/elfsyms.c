@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ELF objects for the user-space symbolizer: .symtab, else .dynsym (or
+ * the .symtab of a /usr/lib/debug/.build-id/ file), the PT_LOAD segments
+ * that map file offsets to symbol addresses, and the NT_GNU_BUILD_ID.
+ *
+ * An object is read completely when first mapped and then closed: its
+ * symbols survive the file being deleted or replaced.  Objects are shared
+ * between processes, keyed by build-id, else by device, inode, size and
+ * mtime (a replaced file is a new object).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "np_symtab.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+static int read_build_id(Elf *elf, uint8_t *id, uint8_t *size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + noff, "GNU", 4)) {
+				*size = nh.n_descsz > 20 ? 20 : nh.n_descsz;
+				memcpy(id, (char *)data->d_buf + doff, *size);
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+static int symbol_prio(const GElf_Sym *s)
+{
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Add the function symbols of every section of type `type`; returns count. */
+static int load_symbols(struct np_dso *d, struct np_arena *a, Elf *elf,
+			Elf32_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int n = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+		size_t nsyms;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		nsyms = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < nsyms; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int t;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			t = GELF_ST_TYPE(sym.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			name = np_arena_strdup(a, name, strlen(name));
+			if (!name || np_symtab_add(&d->syms, sym.st_value, sym.st_size,
+						   name, d->path, symbol_prio(&sym)) < 0)
+				return n;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int has_section(Elf *elf, Elf32_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return 1;
+	return 0;
+}
+
+/* Separate debug info found by build-id, as gdb and perf look it up. */
+static int load_debug_file(struct np_dso *d, struct np_dso_cache *c)
+{
+	char path[512];
+	int len, fd, n = 0;
+	Elf *elf;
+
+	if (!d->build_id_size || !c->debug_root)
+		return 0;
+	len = snprintf(path, sizeof(path), "%s/.build-id/%02x/", c->debug_root,
+		       d->build_id[0]);
+	for (int i = 1; i < d->build_id_size && len < (int)sizeof(path) - 8; i++)
+		len += snprintf(path + len, sizeof(path) - len, "%02x", d->build_id[i]);
+	snprintf(path + len, sizeof(path) - len, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		n = load_symbols(d, c->arena, elf, SHT_SYMTAB);
+		elf_end(elf);
+	}
+	close(fd);
+	return n;
+}
+
+static void load_elf(struct np_dso *d, struct np_dso_cache *c, int fd)
+{
+	size_t phnum;
+	Elf *elf;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) < 0) {
+		elf_end(elf);
+		return;
+	}
+	d->elf = 1;
+	d->segs = calloc(phnum ? phnum : 1, sizeof(*d->segs));
+	for (size_t i = 0; d->segs && i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			d->segs[d->nr_segs++] = (struct np_load_seg){
+				.off = ph.p_offset, .vaddr = ph.p_vaddr,
+				.filesz = ph.p_filesz,
+			};
+	}
+	if (!d->build_id_size)
+		read_build_id(elf, d->build_id, &d->build_id_size);
+	/* .symtab has everything; a stripped object keeps only .dynsym */
+	if (!has_section(elf, SHT_SYMTAB) || !load_symbols(d, c->arena, elf, SHT_SYMTAB)) {
+		if (!load_debug_file(d, c))
+			load_symbols(d, c->arena, elf, SHT_DYNSYM);
+	}
+	np_symtab_finish(&d->syms);
+	elf_end(elf);
+}
+
+static struct np_dso *find_by_build_id(struct np_dso_cache *c,
+				       const uint8_t *id, int size)
+{
+	for (struct np_dso *d = c->head; d; d = d->next)
+		if (d->build_id_size == size && !memcmp(d->build_id, id, size))
+			return d;
+	return NULL;
+}
+
+static struct np_dso *find_by_file(struct np_dso_cache *c, const struct stat *st)
+{
+	for (struct np_dso *d = c->head; d; d = d->next)
+		if (d->ino == st->st_ino && d->dev == st->st_dev &&
+		    d->size == st->st_size && d->mtime == (int64_t)st->st_mtime)
+			return d;
+	return NULL;
+}
+
+static struct np_dso *find_unreadable(struct np_dso_cache *c, const char *path)
+{
+	for (struct np_dso *d = c->head; d; d = d->next)
+		if (!d->ino && !d->build_id_size && !strcmp(d->path, path))
+			return d;
+	return NULL;
+}
+
+static int open_mapping(const char *path, uint32_t pid, uint64_t start,
+			uint64_t end)
+{
+	char alt[128];
+	int fd = -1;
+
+	if (path[0] == '/')
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && end > start) {
+		/* deleted, replaced or in another mount namespace */
+		snprintf(alt, sizeof(alt), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+			 pid, start, end);
+		fd = open(alt, O_RDONLY | O_CLOEXEC);
+	}
+	return fd;
+}
+
+struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
+			  const uint8_t *build_id, int build_id_size,
+			  uint32_t pid, uint64_t start, uint64_t end)
+{
+	struct np_dso *d;
+	struct stat st;
+	int fd;
+
+	if (build_id_size > 0 && (d = find_by_build_id(c, build_id, build_id_size)))
+		return d;
+	fd = open_mapping(path, pid, start, end);
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		d = find_by_file(c, &st);
+		if (d) {
+			close(fd);
+			return d;
+		}
+	} else if ((d = find_unreadable(c, path))) {
+		if (fd >= 0)
+			close(fd);
+		return d;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	d->path = np_arena_strdup(c->arena, path, strlen(path));
+	if (build_id_size > 0) {
+		d->build_id_size = build_id_size > 20 ? 20 : build_id_size;
+		memcpy(d->build_id, build_id, d->build_id_size);
+	}
+	if (fd >= 0) {
+		d->dev = st.st_dev;
+		d->ino = st.st_ino;
+		d->size = st.st_size;
+		d->mtime = st.st_mtime;
+		load_elf(d, c, fd);
+		close(fd);
+		/* same object reached by another path or build-id source */
+		if (!build_id_size && d->build_id_size) {
+			struct np_dso *o = find_by_build_id(c, d->build_id,
+							   d->build_id_size);
+			if (o && o->elf) {
+				np_symtab_free(&d->syms);
+				free(d->segs);
+				free(d);
+				return o;
+			}
+		}
+	}
+	d->next = c->head;
+	c->head = d;
+	return d;
+}
+
+int np_dso_off_to_vaddr(const struct np_dso *d, uint64_t off, uint64_t *vaddr)
+{
+	for (int i = 0; i < d->nr_segs; i++) {
+		const struct np_load_seg *s = &d->segs[i];
+
+		if (off >= s->off && off < s->off + s->filesz) {
+			*vaddr = off - s->off + s->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void np_dso_cache_free(struct np_dso_cache *c)
+{
+	while (c->head) {
+		struct np_dso *d = c->head;
+
+		c->head = d->next;
+		np_symtab_free(&d->syms);
+		free(d->segs);
+		free(d);
+	}
+}

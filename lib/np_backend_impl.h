@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private to lib/backend*.c: the operations each backend implements and
+ * the perf side-band helper both backends share.  Consumers use
+ * np_backend.h only.
+ */
+#ifndef NP_BACKEND_IMPL_H
+#define NP_BACKEND_IMPL_H
+
+#include <stddef.h>
+#include "np_backend.h"
+
+struct np_backend_ops {
+	const char *name;
+	int (*start)(struct np_backend *b);
+	int (*stop)(struct np_backend *b);
+	int (*poll)(struct np_backend *b, int timeout_ms);
+	int (*drain)(struct np_backend *b, np_event_fn fn, void *arg);
+	int (*stats)(struct np_backend *b, struct np_backend_stats *st);
+	void (*close)(struct np_backend *b);
+};
+
+/* Every backend embeds this first. */
+struct np_backend {
+	const struct np_backend_ops *ops;
+};
+
+struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
+					char *err, size_t errlen);
+struct np_backend *np_backend_kmod_open(const struct np_backend_opts *o,
+					char *err, size_t errlen);
+
+/*
+ * Side-band only perf events (PERF_COUNT_SW_DUMMY with mmap2, comm and
+ * task records), as perf record uses: the kmod backend needs them to
+ * symbolize user frames; the libperf backend uses the same helper so
+ * that side-band is always drained before the samples it explains.
+ */
+struct np_perf_sideband;
+struct np_perf_sideband *np_perf_sideband_open(const struct np_backend_opts *o,
+					       char *err, size_t errlen);
+int np_perf_sideband_enable(struct np_perf_sideband *sb, int on);
+int np_perf_sideband_drain(struct np_perf_sideband *sb, np_event_fn fn,
+			   void *arg, uint64_t *lost);
+void np_perf_sideband_close(struct np_perf_sideband *sb);
+
+/* lib/cpulist.c: "0,2-5" -> bitmask; returns CPUs set or -1 (err filled). */
+int np_cpulist_parse(const char *list, uint64_t *mask, unsigned int nbits,
+		     char *err, size_t errlen);
+/* Online CPUs as a bitmask (from /sys), same return convention. */
+int np_cpulist_online(uint64_t *mask, unsigned int nbits, char *err,
+		      size_t errlen);
+
+#endif /* NP_BACKEND_IMPL_H */

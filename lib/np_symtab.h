@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private to the symbolizer (symbolizer.c, symtab.c, ksyms.c, elfsyms.c,
+ * maps.c, perfmap.c).  Consumers use np_symbols.h.
+ */
+#ifndef NP_SYMTAB_H
+#define NP_SYMTAB_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Strings that live as long as the symbolizer: bump-allocated chunks. */
+struct np_arena {
+	struct np_arena_chunk *head;
+};
+const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len);
+void np_arena_free(struct np_arena *a);
+
+struct np_symdef {
+	uint64_t start, end;	/* [start, end) */
+	const char *name;
+	const char *dso;	/* kernel: "[kernel.kallsyms]" or "[module]" */
+	int prio;		/* on equal start the highest wins (GLOBAL > WEAK > LOCAL) */
+};
+
+/* Sorted array + binary search. */
+struct np_symtab {
+	struct np_symdef *v;
+	size_t nr, cap;
+};
+int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
+		  const char *name, const char *dso, int prio);
+/* Sort, drop duplicates, give size-less symbols the gap to the next. */
+void np_symtab_finish(struct np_symtab *t);
+const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr);
+void np_symtab_free(struct np_symtab *t);
+
+/* ksyms.c: /proc/kallsyms. warning is set when addresses are hidden. */
+int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
+		  char *warning, size_t wlen);
+
+/* elfsyms.c: one ELF object's symbols, cached per build-id / inode. */
+struct np_load_seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct np_dso {
+	struct np_dso *next;
+	const char *path;
+	uint8_t build_id[20];
+	uint8_t build_id_size;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime;
+	int elf;		/* symbols loaded from an ELF file */
+	struct np_load_seg *segs;
+	int nr_segs;
+	struct np_symtab syms;
+};
+
+struct np_dso_cache {
+	struct np_dso *head;
+	struct np_arena *arena;
+	const char *debug_root;	/* "/usr/lib/debug" */
+};
+/*
+ * The dso for a mapping of path in pid.  Opens path, or pid's
+ * /proc/PID/map_files entry when path is gone, reads it once and keeps
+ * its symbols, so the file may later be deleted or replaced.  Never NULL
+ * unless out of memory: an unreadable file yields a dso without symbols.
+ */
+struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
+			  const uint8_t *build_id, int build_id_size,
+			  uint32_t pid, uint64_t start, uint64_t end);
+/* Map a file offset to the ELF virtual address symbols use. */
+int np_dso_off_to_vaddr(const struct np_dso *d, uint64_t off, uint64_t *vaddr);
+void np_dso_cache_free(struct np_dso_cache *c);
+
+/* perfmap.c: JIT symbols from /tmp/perf-PID.map */
+struct np_perfmap {
+	const char *path;
+	off_t size;		/* of the file when last read */
+	int64_t mtime;
+	struct np_symtab syms;
+};
+/* (Re)load when the file changed; returns 0 if the map has symbols. */
+int np_perfmap_refresh(struct np_perfmap *m, struct np_arena *a, uint32_t pid);
+void np_perfmap_free(struct np_perfmap *m);
+
+/* maps.c: per-process address space, fed by side-band events. */
+struct np_map {
+	uint64_t start, end, pgoff;
+	struct np_dso *dso;	/* NULL for anonymous memory */
+	const char *name;	/* "[vdso]", "//anon", the path... */
+};
+
+struct np_proc {
+	struct np_proc *next;
+	uint32_t pid;
+	int loaded;		/* /proc/PID/maps read, or exec seen */
+	struct np_map *maps;
+	size_t nr, cap;
+	struct np_perfmap *jit;
+};
+
+#define NP_PROC_BUCKETS 4096
+struct np_procs {
+	struct np_proc *b[NP_PROC_BUCKETS];
+	struct np_dso_cache *dsos;
+	struct np_arena *arena;
+	const char *proc_root;	/* "/proc" */
+};
+struct np_proc *np_procs_get(struct np_procs *p, uint32_t pid, int create);
+/* Read /proc/PID/maps once (executable mappings only). */
+void np_proc_load(struct np_procs *p, struct np_proc *pr);
+int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
+		    uint64_t len, uint64_t pgoff, const char *filename,
+		    const uint8_t *build_id, int build_id_size);
+void np_proc_clear(struct np_proc *pr);
+int np_proc_copy(struct np_proc *dst, const struct np_proc *src);
+const struct np_map *np_proc_find(const struct np_proc *pr, uint64_t addr);
+void np_procs_free(struct np_procs *p);
+
+#endif /* NP_SYMTAB_H */

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The symbolizer (np_symbols.h): kernel addresses through /proc/kallsyms,
+ * user addresses through the sampled process's mappings and the ELF
+ * objects behind them, JIT code through /tmp/perf-PID.map.
+ */
+#include <elf.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "np_symbols.h"
+#include "np_symtab.h"
+
+struct np_symbolizer {
+	struct np_arena arena;
+	struct np_symtab ksyms;
+	char kwarning[256];
+	struct np_dso_cache dsos;
+	struct np_procs procs;
+};
+
+struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
+{
+	struct np_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		free(s);
+		return NULL;
+	}
+	s->dsos.arena = &s->arena;
+	s->dsos.debug_root = "/usr/lib/debug";
+	s->procs.dsos = &s->dsos;
+	s->procs.arena = &s->arena;
+	s->procs.proc_root = "/proc";
+	/* Failure leaves kernel frames as dso+offset, with a warning. */
+	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", s->kwarning,
+		      sizeof(s->kwarning));
+	return s;
+}
+
+void np_symbolizer_free(struct np_symbolizer *s)
+{
+	if (!s)
+		return;
+	np_procs_free(&s->procs);
+	np_dso_cache_free(&s->dsos);
+	np_symtab_free(&s->ksyms);
+	np_arena_free(&s->arena);
+	free(s);
+}
+
+/* A process we meet for the first time existed before we started. */
+static struct np_proc *proc_seen(struct np_symbolizer *s, uint32_t pid)
+{
+	struct np_proc *pr = np_procs_get(&s->procs, pid, 1);
+
+	if (pr)
+		np_proc_load(&s->procs, pr);
+	return pr;
+}
+
+void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
+{
+	struct np_proc *pr, *parent;
+
+	switch (ev->type) {
+	case NP_EV_MMAP:
+		if (!(ev->mmap.prot & 4 /* PROT_EXEC */))
+			return;
+		pr = proc_seen(s, ev->mmap.pid);
+		if (pr)
+			np_proc_add_map(&s->procs, pr, ev->mmap.start, ev->mmap.len,
+					ev->mmap.pgoff, ev->mmap.filename,
+					ev->mmap.build_id, ev->mmap.build_id_size);
+		break;
+	case NP_EV_COMM:
+		if (!ev->comm.exec || ev->comm.pid != ev->comm.tid)
+			return;
+		/* exec: a new address space whose MMAP2 events follow */
+		pr = np_procs_get(&s->procs, ev->comm.pid, 1);
+		if (pr) {
+			np_proc_clear(pr);
+			pr->loaded = 1;
+		}
+		break;
+	case NP_EV_FORK:
+		if (ev->task.pid == ev->task.ppid)
+			return;		/* a new thread shares the maps */
+		parent = proc_seen(s, ev->task.ppid);
+		pr = np_procs_get(&s->procs, ev->task.pid, 1);
+		if (pr && parent) {
+			np_proc_copy(pr, parent);
+			pr->loaded = 1;
+		}
+		break;
+	default:
+		/* EXIT: keep the maps, samples may still be queued. */
+		break;
+	}
+}
+
+static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
+			  struct np_sym *out)
+{
+	struct np_proc *pr = proc_seen(s, pid);
+	const struct np_symdef *sym;
+	const struct np_map *m;
+	uint64_t off, vaddr;
+
+	out->dso = "[unknown]";
+	out->offset = addr;
+	if (!pr)
+		return 1;
+	m = np_proc_find(pr, addr);
+	if (!m || !m->dso) {
+		/* anonymous executable memory: JIT code, if it says so */
+		if (!pr->jit)
+			pr->jit = calloc(1, sizeof(*pr->jit));
+		if (pr->jit && np_perfmap_refresh(pr->jit, &s->arena, pid) == 0 &&
+		    (sym = np_symtab_find(&pr->jit->syms, addr))) {
+			out->dso = pr->jit->path;
+			out->name = sym->name;
+			out->offset = addr - sym->start;
+			return 0;
+		}
+		if (m) {
+			out->dso = m->name[0] ? m->name : "[anon]";
+			out->offset = addr - m->start;
+		}
+		return 1;
+	}
+	off = addr - m->start + m->pgoff;
+	out->dso = m->dso->path;
+	out->offset = off;
+	if (np_dso_off_to_vaddr(m->dso, off, &vaddr) < 0)
+		return 1;
+	out->offset = vaddr;
+	sym = np_symtab_find(&m->dso->syms, vaddr);
+	if (!sym)
+		return 1;
+	out->name = sym->name;
+	out->offset = vaddr - sym->start;
+	return 0;
+}
+
+int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
+		 int kernel, struct np_sym *out)
+{
+	const struct np_symdef *sym;
+
+	memset(out, 0, sizeof(*out));
+	out->kernel = kernel;
+	if (!kernel)
+		return user_symbolize(s, pid, addr, out);
+	out->dso = "[kernel.kallsyms]";
+	out->offset = addr;
+	sym = np_symtab_find(&s->ksyms, addr);
+	if (!sym)
+		return 1;
+	out->dso = sym->dso;
+	out->name = sym->name;
+	out->offset = addr - sym->start;
+	return 0;
+}
+
+const char *np_symbolizer_warning(const struct np_symbolizer *s)
+{
+	return s->kwarning[0] ? s->kwarning : NULL;
+}

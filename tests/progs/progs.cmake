@@ -1,0 +1,35 @@
+# Test programs the unit and QEMU tests run: every tests/progs/<name>.c is
+# a standalone program built to ${NMIPROF_PROGS_DIR}/<name>, which tests
+# reach as NMIPROF_TEST_BINDIR "/progs/<name>".  Add a program by dropping
+# a .c file here; use nmiprof_prog_options() for special flags.
+set(NMIPROF_PROGS_DIR ${CMAKE_CURRENT_BINARY_DIR}/progs)
+file(GLOB _nmiprof_progs CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
+foreach(_src ${_nmiprof_progs})
+  get_filename_component(_name ${_src} NAME_WE)
+  add_executable(prog_${_name} ${_src})
+  set_target_properties(prog_${_name} PROPERTIES
+    OUTPUT_NAME ${_name} RUNTIME_OUTPUT_DIRECTORY ${NMIPROF_PROGS_DIR})
+  # Frame pointers, leaf functions included (as distributions that ship
+  # frame pointers build), so both backends unwind them; no inlining of the
+  # functions tests look for.
+  target_compile_options(prog_${_name} PRIVATE -O2 -fno-omit-frame-pointer
+    -mno-omit-leaf-frame-pointer -fno-inline-functions)
+endforeach()
+
+# Per-program extras, e.g. nmiprof_prog_options(foo LIBS pthread STATIC).
+function(nmiprof_prog_options name)
+  cmake_parse_arguments(P "STATIC" "" "LIBS" ${ARGN})
+  if(P_LIBS)
+    target_link_libraries(prog_${name} PRIVATE ${P_LIBS})
+  endif()
+  if(P_STATIC)
+    target_link_options(prog_${name} PRIVATE -static)
+  endif()
+endfunction()
+
+# Tests that cannot run on a machine (no perf_event_open, ...) exit 77.
+foreach(_t test_backend_perf test_sym test_format_kring)
+  if(TEST ${_t})
+    set_tests_properties(${_t} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+endforeach()
