@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Per-slice aggregation of samples into (pid, comm, cpu, stack) counts. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agg.h"
+#include "store_hash.h"
+
+/* Raw-stack cache entry; h1 == 0 && h2 == 0 marks a free slot. */
+struct raw_ent {
+	uint64_t h1, h2;
+	uint32_t stack, comm;
+};
+
+struct np_agg {
+	struct np_agg_opts opts;
+	struct np_stacktab *st;
+	struct raw_ent *raw;
+	uint32_t raw_mask, raw_used;	/* raw == NULL: size 0 */
+	struct np_agg_entry *ents;
+	uint32_t nr_ents, cap_ents;
+	struct np_idx ent_idx;
+	uint64_t samples, lost;
+};
+
+void np_agg_opts_init(struct np_agg_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->by_cpu = 1;
+	o->stacktab_cap = 24 << 20;
+}
+
+struct np_agg *np_agg_new(const struct np_agg_opts *o)
+{
+	struct np_agg *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (o)
+		a->opts = *o;
+	else
+		np_agg_opts_init(&a->opts);
+	a->st = np_stacktab_new();
+	if (!a->st) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void np_agg_free(struct np_agg *a)
+{
+	if (!a)
+		return;
+	np_stacktab_free(a->st);
+	free(a->raw);
+	free(a->ents);
+	np_idx_free(&a->ent_idx);
+	free(a);
+}
+
+struct np_stacktab *np_agg_stacktab(const struct np_agg *a)
+{
+	return a->st;
+}
+
+const struct np_agg_entry *np_agg_entries(const struct np_agg *a,
+					  uint32_t *nr)
+{
+	*nr = a->nr_ents;
+	return a->ents;
+}
+
+uint64_t np_agg_samples(const struct np_agg *a)
+{
+	return a->samples;
+}
+
+uint64_t np_agg_lost_count(const struct np_agg *a)
+{
+	return a->lost;
+}
+
+void np_agg_lost(struct np_agg *a, uint64_t lost)
+{
+	a->lost += lost;
+}
+
+size_t np_agg_mem(const struct np_agg *a)
+{
+	return sizeof(*a) + np_stacktab_mem(a->st) +
+	       (a->raw ? ((size_t)a->raw_mask + 1) * sizeof(*a->raw) : 0) +
+	       (size_t)a->cap_ents * sizeof(*a->ents) + np_idx_mem(&a->ent_idx);
+}
+
+static uint64_t ent_hash(uint32_t pid, uint32_t cpu, uint32_t comm,
+			 uint32_t stack)
+{
+	return np_mum(((uint64_t)pid << 32 | cpu) ^ NP_HK0,
+		      ((uint64_t)comm << 32 | stack) ^ NP_HK1);
+}
+
+int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
+	       uint32_t stack, uint64_t count)
+{
+	uint64_t h = ent_hash(pid, cpu, comm, stack);
+	uint32_t pos = np_idx_first(&a->ent_idx, h), id;
+	struct np_agg_entry *e;
+
+	while ((id = np_idx_next(&a->ent_idx, h, &pos)) != NP_ID_NONE) {
+		e = &a->ents[id];
+		if (e->stack == stack && e->pid == pid && e->cpu == cpu &&
+		    e->comm == comm) {
+			e->count += count;
+			a->samples += count;
+			return 0;
+		}
+	}
+	if (np_grow((void **)&a->ents, &a->cap_ents, a->nr_ents + 1,
+		    sizeof(*a->ents)) ||
+	    np_idx_insert(&a->ent_idx, h, a->nr_ents))
+		return -ENOMEM;
+	e = &a->ents[a->nr_ents++];
+	e->pid = pid;
+	e->cpu = cpu;
+	e->comm = comm;
+	e->stack = stack;
+	e->count = count;
+	a->samples += count;
+	return 0;
+}
+
+/* 128-bit key of a raw sample: two independent lanes over the words. */
+static void raw_hash(const struct np_sample *s, uint64_t *h1, uint64_t *h2)
+{
+	uint64_t comm[2], a, b;
+
+	memcpy(comm, s->comm, sizeof(comm));
+	a = np_mum((uint64_t)s->pid << 32 ^ s->nr_kframes << 16 ^
+		   s->nr_uframes ^ NP_HK0, comm[0] ^ NP_HK1);
+	b = np_mum((uint64_t)s->pid ^ NP_HK2, comm[1] ^ NP_HK3);
+	a = np_mum(a ^ comm[1], NP_HK2);
+	b = np_mum(b ^ comm[0], NP_HK0 ^ (uint64_t)s->nr_kframes << 40);
+	for (unsigned int i = 0; i < s->nr_kframes; i++) {
+		a = np_mum(s->kframes[i] ^ NP_HK0, a ^ NP_HK1);
+		b = np_mum(s->kframes[i] ^ NP_HK2, b ^ NP_HK3);
+	}
+	for (unsigned int i = 0; i < s->nr_uframes; i++) {
+		a = np_mum(s->uframes[i] ^ NP_HK1, a ^ NP_HK2);
+		b = np_mum(s->uframes[i] ^ NP_HK3, b ^ NP_HK0);
+	}
+	*h1 = a;
+	*h2 = b | !(a | b);	/* never (0, 0): that marks a free slot */
+}
+
+static struct raw_ent *raw_slot(struct raw_ent *tab, uint32_t mask,
+				uint64_t h1, uint64_t h2)
+{
+	uint32_t pos = (uint32_t)h1 & mask;
+
+	for (;; pos = (pos + 1) & mask) {
+		struct raw_ent *r = &tab[pos];
+
+		if ((r->h1 == h1 && r->h2 == h2) || !(r->h1 | r->h2))
+			return r;
+	}
+}
+
+static int raw_grow(struct np_agg *a)
+{
+	uint32_t size = a->raw ? (a->raw_mask + 1) * 2 : 1024;
+	struct raw_ent *n = calloc(size, sizeof(*n));
+
+	if (!n)
+		return -1;
+	if (a->raw) {
+		for (uint32_t i = 0; i <= a->raw_mask; i++)
+			if (a->raw[i].h1 | a->raw[i].h2)
+				*raw_slot(n, size - 1, a->raw[i].h1,
+					  a->raw[i].h2) = a->raw[i];
+		free(a->raw);
+	}
+	a->raw = n;
+	a->raw_mask = size - 1;
+	return 0;
+}
+
+static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint64_t addr,
+			  int kernel)
+{
+	struct np_sym sym = {
+		.dso = kernel ? "[kernel.kallsyms]" : "[unknown]",
+		.offset = addr,
+		.kernel = kernel,
+	};
+
+	if (a->opts.symbolize) {
+		a->opts.symbolize(a->opts.symbolize_arg, pid, addr, kernel,
+				  &sym);
+		sym.kernel = kernel;
+	}
+	return np_stacktab_frame(a->st, &sym);
+}
+
+/* First sight of a raw stack in this slice: symbolize, outermost first. */
+static int raw_resolve(struct np_agg *a, const struct np_sample *s,
+		       struct raw_ent *r)
+{
+	uint32_t node = NP_STACK_EMPTY, f;
+	size_t clen = strnlen(s->comm, sizeof(s->comm));
+
+	r->comm = np_stacktab_str(a->st, s->comm, clen);
+	if (r->comm == NP_ID_NONE)
+		return -1;
+	for (unsigned int i = s->nr_uframes; i--;) {
+		f = sym_frame(a, s->pid, s->uframes[i], 0);
+		node = np_stacktab_child(a->st, node, f);
+		if (node == NP_ID_NONE)
+			return -1;
+	}
+	for (unsigned int i = s->nr_kframes; i--;) {
+		f = sym_frame(a, s->pid, s->kframes[i], 1);
+		node = np_stacktab_child(a->st, node, f);
+		if (node == NP_ID_NONE)
+			return -1;
+	}
+	if (!s->nr_kframes && !s->nr_uframes && s->ip) {
+		/* No stack at all (walk disabled): keep at least the ip. */
+		f = sym_frame(a, s->pid, s->ip,
+			      !(s->flags & NMIPROF_RF_USER_MODE));
+		node = np_stacktab_child(a->st, node, f);
+		if (node == NP_ID_NONE)
+			return -1;
+	}
+	r->stack = node;
+	return 0;
+}
+
+int np_agg_sample(struct np_agg *a, const struct np_sample *s)
+{
+	struct raw_ent *r;
+	uint64_t h1, h2;
+
+	raw_hash(s, &h1, &h2);
+	if (!a->raw || (a->raw_used + 1) * 2 > a->raw_mask + 1) {
+		if (raw_grow(a))
+			goto nomem;
+	}
+	r = raw_slot(a->raw, a->raw_mask, h1, h2);
+	if (!(r->h1 | r->h2)) {
+		if (raw_resolve(a, s, r)) {
+			r->h1 = r->h2 = 0;
+			goto nomem;
+		}
+		r->h1 = h1;
+		r->h2 = h2;
+		a->raw_used++;
+	}
+	if (np_agg_add(a, s->pid, a->opts.by_cpu ? s->cpu : NP_CPU_ANY,
+		       r->comm, r->stack, 1))
+		goto nomem;
+	return 0;
+nomem:
+	a->lost++;
+	return -ENOMEM;
+}
+
+void np_agg_reset(struct np_agg *a)
+{
+	a->nr_ents = 0;
+	np_idx_clear(&a->ent_idx);
+	if (a->raw)
+		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
+	a->raw_used = 0;
+	a->samples = 0;
+	a->lost = 0;
+	/* Ids are only meaningful within a slice's segment, so the stack
+	 * table can be dropped between slices; keeping it saves interning
+	 * the same frames every minute, until it outgrows its cap. */
+	if (a->opts.stacktab_cap && np_stacktab_mem(a->st) > a->opts.stacktab_cap)
+		np_stacktab_clear(a->st);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The continuous on-disk profile store and the standalone profile file.
+ * Format: docs/store-format.md.
+ *
+ * Writers (nmiprofd, `nmiprof record -o`) hand over one aggregated time
+ * slice (struct np_agg) at a time; each becomes one self-contained
+ * segment: its own string, frame and stack tables, zstd-compressed,
+ * checksummed.  A directory store keeps one segment per file, an index,
+ * retention by size and age, and lockup reports (lockstore.h) beside
+ * them.  A standalone file is segments back to back.
+ *
+ * Readers merge every segment overlapping [since, until] into one
+ * np_agg (whose stack table is then the merged, symbolized view) and
+ * walk it with np_profile_foreach().  A corrupt, truncated or foreign
+ * file is reported in one line through the warn callback and skipped.
+ *
+ * Times are CLOCK_REALTIME nanoseconds (a profile outlives the boot).
+ */
+#ifndef NP_STORE_H
+#define NP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "agg.h"
+
+#define NP_STORE_DEFAULT_DIR		"/var/lib/nmiprof"
+#define NP_STORE_DEFAULT_MAX_BYTES	(1ULL << 30)
+#define NP_STORE_DEFAULT_MAX_AGE_NS	(7ULL * 24 * 3600 * 1000000000ULL)
+#define NP_STORE_DEFAULT_SLICE_NS	(60ULL * 1000000000ULL)
+#define NP_STORE_DEFAULT_LEVEL		9	/* zstd */
+
+/* One line describing a skipped file or segment, without newline. */
+typedef void (*np_warn_fn)(void *arg, const char *msg);
+
+/* ---- segment codec (store_seg.c) ---------------------------------- */
+
+struct np_seg_info {
+	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME */
+	uint64_t samples, lost;
+	uint32_t nr_strings, nr_frames, nr_nodes, nr_records;
+	uint32_t flags;			/* NP_SEG_F_* */
+	uint64_t raw_size, comp_size;	/* payload bytes */
+	uint64_t size;			/* header + payload */
+};
+
+#define NP_SEG_F_BY_CPU		(1U << 0)
+
+/* Encode a's current slice.  *out is malloc'ed.  0 or -errno. */
+int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
+		  int level, void **out, size_t *outlen);
+/* Validate a segment header at buf (len bytes available, >= header).
+ * 0, or -EAGAIN if len is too short, -EBADMSG with a reason in err. */
+int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
+		  char *err, size_t errlen);
+/* Check and merge a whole segment (header + payload) into a. */
+int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
+		  char *err, size_t errlen);
+
+/* ---- readers ------------------------------------------------------ */
+
+struct np_read_opts {
+	uint64_t since_ns, until_ns;	/* 0: unbounded */
+	int64_t pid;			/* -1: every process */
+	np_warn_fn warn;		/* NULL: "nmiprof: ..." on stderr */
+	void *warn_arg;
+};
+
+struct np_read_stats {
+	uint32_t segments;		/* merged */
+	uint32_t skipped;		/* corrupt / unreadable, reported */
+	uint64_t samples, lost;
+	uint64_t first_ns, last_ns;	/* span of the merged segments */
+};
+
+void np_read_opts_init(struct np_read_opts *o);
+/* Segments of a store directory (NP_STORE_DEFAULT_DIR layout) or of a
+ * standalone file, overlapping [since, until], merged into a (create it
+ * with np_agg_new(NULL)).  0, or -errno if dir/file cannot be read at
+ * all (err filled).  Damaged segments do not make it fail. */
+int np_store_read(const char *dir, const struct np_read_opts *o,
+		  struct np_agg *a, struct np_read_stats *st,
+		  char *err, size_t errlen);
+int np_file_read(const char *path, const struct np_read_opts *o,
+		 struct np_agg *a, struct np_read_stats *st,
+		 char *err, size_t errlen);
+
+/* Segment list of a store, oldest first (for `nmiprof status`). */
+typedef int (*np_seg_fn)(const char *name, const struct np_seg_info *info,
+			 void *arg);
+int np_store_list(const char *dir, np_seg_fn fn, void *arg, np_warn_fn warn,
+		  void *warn_arg, char *err, size_t errlen);
+
+/* One merged tuple; frames innermost first, valid during the callback. */
+struct np_prof_sample {
+	uint32_t pid, cpu;		/* cpu NP_CPU_ANY if not recorded */
+	const char *comm;
+	uint32_t stack;			/* id in np_agg_stacktab(a) */
+	uint64_t count;
+	unsigned int nr_frames;
+	const struct np_sym *const *frames;
+};
+typedef int (*np_prof_fn)(const struct np_prof_sample *s, void *arg);
+/* Highest count first.  Stops early and returns fn's value if nonzero. */
+int np_profile_foreach(const struct np_agg *a, np_prof_fn fn, void *arg);
+
+/* ---- standalone file writer (`nmiprof record -o`) ------------------ */
+
+struct np_file;
+/* Creates or truncates path. */
+struct np_file *np_file_create(const char *path, int level,
+			       char *err, size_t errlen);
+/* Append one segment and fdatasync: a crash keeps every earlier one. */
+int np_file_write(struct np_file *f, const struct np_agg *a,
+		  uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen);
+int np_file_close(struct np_file *f);
+
+/* ---- directory store writer (nmiprofd) ---------------------------- */
+
+struct np_store_opts {
+	const char *dir;		/* NP_STORE_DEFAULT_DIR */
+	uint64_t max_bytes;		/* profiles + lockups, 0: unlimited */
+	uint64_t max_age_ns;		/* 0: unlimited */
+	int level;			/* zstd level */
+	np_warn_fn warn;
+	void *warn_arg;
+};
+
+struct np_store;
+
+void np_store_opts_init(struct np_store_opts *o);
+/* Creates the layout if needed, takes the writer lock (one daemon per
+ * directory), deletes temp files a crash left, reconciles the index. */
+struct np_store *np_store_open(const struct np_store_opts *o,
+			       char *err, size_t errlen);
+/* Write a's slice as one segment (crash-safe), then apply retention.
+ * now_ns is the realtime clock used for age retention (0: read it). */
+int np_store_write(struct np_store *s, const struct np_agg *a,
+		   uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen);
+/* Retention alone (also run by np_store_write). */
+int np_store_prune(struct np_store *s, uint64_t now_ns);
+/* Total bytes of segments and lockups the store holds. */
+uint64_t np_store_bytes(const struct np_store *s);
+const char *np_store_dir(const struct np_store *s);
+void np_store_close(struct np_store *s);
+
+/* Realtime clock in ns. */
+uint64_t np_store_now_ns(void);
+
+#endif /* NP_STORE_H */

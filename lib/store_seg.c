@@ -1,0 +1,916 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Segment codec: one aggregated slice <-> one self-contained, checksummed,
+ * zstd-compressed segment.  Also the standalone profile file (segments
+ * back to back) and the merged-profile walk.
+ *
+ * Payload columns (docs/store-format.md): a column holds one field of
+ * every row, so zstd sees long runs of similar small varints.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <zstd.h>
+#include "store_seg.h"
+#include "store_crc32c.h"
+
+/* ---- small helpers ------------------------------------------------ */
+
+void np_store_warnf(np_warn_fn warn, void *arg, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (warn)
+		warn(arg, msg);
+	else
+		fprintf(stderr, "nmiprof: %s\n", msg);
+}
+
+uint64_t np_store_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void np_read_opts_init(struct np_read_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->pid = -1;
+}
+
+int np_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int np_read_file(const char *path, size_t max, void **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	size_t got = 0;
+	char *b;
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > max) {
+		ret = S_ISREG(sb.st_mode) ? -EFBIG : -EINVAL;
+		close(fd);
+		return ret;
+	}
+	b = malloc(sb.st_size ? sb.st_size : 1);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, b + got, sb.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* shrank under us: use what is there */
+		got += n;
+	}
+	close(fd);
+	*buf = b;
+	*len = got;
+	return 0;
+}
+
+int np_write_atomic(const char *dir, const char *name, const void *buf,
+		    size_t len)
+{
+	char tmp[4096], dst[4096];
+	int fd, dfd, ret;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/.tmp-%s", dir, name) >= (int)sizeof(tmp) ||
+	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	ret = np_write_all(fd, buf, len);
+	/* Data must be on disk before the rename makes it visible, or a
+	 * crash could leave a finished name with missing contents. */
+	if (!ret && fdatasync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, dst))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	/* And the rename itself must survive a crash. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	ret = fsync(dfd) ? -errno : 0;
+	close(dfd);
+	return ret;
+}
+
+/* ---- encoder ------------------------------------------------------ */
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void buf_reserve(struct buf *b, size_t more)
+{
+	size_t nc;
+	uint8_t *n;
+
+	if (b->oom || b->len + more <= b->cap)
+		return;
+	nc = b->cap ? b->cap : 4096;
+	while (nc < b->len + more)
+		nc *= 2;
+	n = realloc(b->p, nc);
+	if (!n) {
+		b->oom = 1;
+		return;
+	}
+	b->p = n;
+	b->cap = nc;
+}
+
+static void put_var(struct buf *b, uint64_t v)
+{
+	buf_reserve(b, 10);
+	if (b->oom)
+		return;
+	while (v >= 0x80) {
+		b->p[b->len++] = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	b->p[b->len++] = (uint8_t)v;
+}
+
+static void put_bytes(struct buf *b, const void *p, size_t len)
+{
+	buf_reserve(b, len);
+	if (b->oom)
+		return;
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct np_agg_entry *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return 0;
+}
+
+/* Global -> local id maps of one segment; 0 means "not in segment". */
+struct seg_maps {
+	uint32_t *node, *frame, *str;
+	uint32_t nr_nodes, nr_frames, nr_strs;	/* local counts */
+};
+
+static uint32_t map_str(struct seg_maps *m, uint32_t g)
+{
+	if (!m->str[g])
+		m->str[g] = ++m->nr_strs;
+	return m->str[g] - 1;
+}
+
+int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
+		  int level, void **out, size_t *outlen)
+{
+	const struct np_stacktab *st = np_agg_stacktab(a);
+	uint32_t gn = np_stacktab_nr_nodes(st), gf = np_stacktab_nr_frames(st);
+	uint32_t gs = np_stacktab_nr_strs(st), nr_ents, *lnode_g = NULL;
+	uint32_t *lframe_g = NULL, *lstr_g = NULL;
+	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
+	struct np_agg_entry *sorted = NULL;
+	struct seg_maps m = { 0 };
+	struct buf b = { 0 };
+	struct np_seg_hdr *h;
+	uint8_t *seg = NULL;
+	size_t bound, clen;
+	int ret = -ENOMEM;
+
+	m.node = calloc(gn, sizeof(*m.node));
+	m.frame = calloc(gf ? gf : 1, sizeof(*m.frame));
+	m.str = calloc(gs ? gs : 1, sizeof(*m.str));
+	sorted = malloc((nr_ents ? nr_ents : 1) * sizeof(*sorted));
+	if (!m.node || !m.frame || !m.str || !sorted)
+		goto out;
+	memcpy(sorted, ents, nr_ents * sizeof(*sorted));
+	qsort(sorted, nr_ents, sizeof(*sorted), ent_cmp);
+
+	/* Mark every node on the path of a recorded stack. */
+	for (uint32_t i = 0; i < nr_ents; i++) {
+		uint32_t n = sorted[i].stack, p, f;
+
+		while (n != NP_STACK_EMPTY && !m.node[n]) {
+			m.node[n] = 1;
+			np_stacktab_node(st, n, &p, &f);
+			n = p;
+		}
+	}
+	/* Local ids in global order, so a parent always precedes its child
+	 * (globally parents are created first). */
+	lnode_g = malloc(gn * sizeof(*lnode_g));
+	lframe_g = malloc((gf ? gf : 1) * sizeof(*lframe_g));
+	lstr_g = malloc((gs ? gs : 1) * sizeof(*lstr_g));
+	if (!lnode_g || !lframe_g || !lstr_g)
+		goto out;
+	for (uint32_t n = 1; n < gn; n++) {
+		uint32_t p, f;
+
+		if (!m.node[n])
+			continue;
+		lnode_g[m.nr_nodes] = n;
+		m.node[n] = ++m.nr_nodes;	/* local id, 1-based */
+		np_stacktab_node(st, n, &p, &f);
+		if (!m.frame[f]) {
+			lframe_g[m.nr_frames] = f;
+			m.frame[f] = ++m.nr_frames;
+		}
+	}
+	/* Strings: frames' dso and names, then comms. */
+	for (uint32_t i = 0; i < m.nr_frames; i++) {
+		uint32_t d, nm;
+
+		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
+		if (!m.str[d])
+			lstr_g[m.nr_strs] = d;
+		map_str(&m, d);
+		if (nm != NP_ID_NONE) {
+			if (!m.str[nm])
+				lstr_g[m.nr_strs] = nm;
+			map_str(&m, nm);
+		}
+	}
+	for (uint32_t i = 0; i < nr_ents; i++) {
+		if (!m.str[sorted[i].comm])
+			lstr_g[m.nr_strs] = sorted[i].comm;
+		map_str(&m, sorted[i].comm);
+	}
+
+	/* strings: lengths column, then bytes */
+	for (uint32_t i = 0; i < m.nr_strs; i++)
+		put_var(&b, strlen(np_stacktab_str_get(st, lstr_g[i])));
+	for (uint32_t i = 0; i < m.nr_strs; i++) {
+		const char *s = np_stacktab_str_get(st, lstr_g[i]);
+
+		put_bytes(&b, s, strlen(s));
+	}
+	/* frames: dso<<1|kernel, name+1 (0: none), offset */
+	for (uint32_t i = 0; i < m.nr_frames; i++) {
+		uint32_t d, nm;
+
+		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
+		put_var(&b, (uint64_t)(m.str[d] - 1) << 1 |
+			   np_stacktab_frame_get(st, lframe_g[i])->kernel);
+	}
+	for (uint32_t i = 0; i < m.nr_frames; i++) {
+		uint32_t d, nm;
+
+		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
+		put_var(&b, nm == NP_ID_NONE ? 0 : m.str[nm]);
+	}
+	for (uint32_t i = 0; i < m.nr_frames; i++)
+		put_var(&b, np_stacktab_frame_get(st, lframe_g[i])->offset);
+	/* nodes: id - parent (1..id), then frame */
+	for (uint32_t i = 0; i < m.nr_nodes; i++) {
+		uint32_t p, f;
+
+		np_stacktab_node(st, lnode_g[i], &p, &f);
+		put_var(&b, (i + 1) - (p == NP_STACK_EMPTY ? 0 : m.node[p]));
+	}
+	for (uint32_t i = 0; i < m.nr_nodes; i++) {
+		uint32_t p, f;
+
+		np_stacktab_node(st, lnode_g[i], &p, &f);
+		put_var(&b, m.frame[f] - 1);
+	}
+	/* records, sorted: pid delta, comm, cpu+1, stack delta, count */
+	for (uint32_t i = 0, prev = 0; i < nr_ents; prev = sorted[i++].pid)
+		put_var(&b, sorted[i].pid - prev);
+	for (uint32_t i = 0; i < nr_ents; i++)
+		put_var(&b, m.str[sorted[i].comm] - 1);
+	for (uint32_t i = 0; i < nr_ents; i++)
+		put_var(&b, sorted[i].cpu == NP_CPU_ANY ? 0 :
+			    (uint64_t)sorted[i].cpu + 1);
+	for (uint32_t i = 0, prev = 0; i < nr_ents; i++) {
+		uint32_t s = sorted[i].stack == NP_STACK_EMPTY ? 0 :
+			     m.node[sorted[i].stack];
+
+		put_var(&b, zigzag((int64_t)s - prev));
+		prev = s;
+	}
+	for (uint32_t i = 0; i < nr_ents; i++)
+		put_var(&b, sorted[i].count);
+	if (b.oom)
+		goto out;
+
+	bound = ZSTD_compressBound(b.len);
+	seg = malloc(sizeof(*h) + bound);
+	if (!seg)
+		goto out;
+	clen = ZSTD_compress(seg + sizeof(*h), bound, b.p, b.len, level);
+	if (ZSTD_isError(clen)) {
+		ret = -EIO;
+		goto out;
+	}
+	h = (struct np_seg_hdr *)seg;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, NP_SEG_MAGIC, sizeof(h->magic));
+	h->version = NP_SEG_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->flags = 0;
+	for (uint32_t i = 0; i < nr_ents; i++)
+		if (sorted[i].cpu != NP_CPU_ANY)
+			h->flags |= NP_SEG_F_BY_CPU;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->samples = np_agg_samples(a);
+	h->lost = np_agg_lost_count(a);
+	h->nr_strings = m.nr_strs;
+	h->nr_frames = m.nr_frames;
+	h->nr_nodes = m.nr_nodes;
+	h->nr_records = nr_ents;
+	h->raw_size = b.len;
+	h->comp_size = clen;
+	h->payload_crc = np_crc32c(0, seg + sizeof(*h), clen);
+	h->hdr_crc = np_crc32c(0, h, offsetof(struct np_seg_hdr, hdr_crc));
+	*out = seg;
+	*outlen = sizeof(*h) + clen;
+	seg = NULL;
+	ret = 0;
+out:
+	free(seg);
+	free(b.p);
+	free(m.node);
+	free(m.frame);
+	free(m.str);
+	free(lnode_g);
+	free(lframe_g);
+	free(lstr_g);
+	free(sorted);
+	return ret;
+}
+
+/* ---- decoder ------------------------------------------------------ */
+
+int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
+		  char *err, size_t errlen)
+{
+	struct np_seg_hdr h;
+
+	if (len < sizeof(h)) {
+		snprintf(err, errlen, "truncated segment header (%zu bytes)", len);
+		return -EAGAIN;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, NP_SEG_MAGIC, sizeof(h.magic))) {
+		snprintf(err, errlen, "not a segment (bad magic)");
+		return -EBADMSG;
+	}
+	if (np_crc32c(0, &h, offsetof(struct np_seg_hdr, hdr_crc)) != h.hdr_crc) {
+		snprintf(err, errlen, "segment header checksum mismatch");
+		return -EBADMSG;
+	}
+	if (h.version != NP_SEG_VERSION || h.hdr_size != sizeof(h)) {
+		snprintf(err, errlen, "unsupported segment version %u", h.version);
+		return -EBADMSG;
+	}
+	if (h.raw_size > NP_SEG_MAX_PAYLOAD || h.comp_size > NP_SEG_MAX_PAYLOAD) {
+		snprintf(err, errlen, "segment claims an oversized payload");
+		return -EBADMSG;
+	}
+	info->start_ns = h.start_ns;
+	info->end_ns = h.end_ns;
+	info->samples = h.samples;
+	info->lost = h.lost;
+	info->nr_strings = h.nr_strings;
+	info->nr_frames = h.nr_frames;
+	info->nr_nodes = h.nr_nodes;
+	info->nr_records = h.nr_records;
+	info->flags = h.flags;
+	info->raw_size = h.raw_size;
+	info->comp_size = h.comp_size;
+	info->size = sizeof(h) + h.comp_size;
+	return 0;
+}
+
+struct rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t get_var(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t c;
+
+		if (r->p >= r->end)
+			break;
+		c = *r->p++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+/* Reject ids out of range: an id read from disk indexes local tables. */
+static uint32_t get_id(struct rd *r, uint32_t limit)
+{
+	uint64_t v = get_var(r);
+
+	if (v >= limit) {
+		r->bad = 1;
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
+int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
+		  char *err, size_t errlen)
+{
+	struct np_stacktab *st = np_agg_stacktab(a);
+	uint32_t *str = NULL, *slen = NULL, *frame = NULL, *node = NULL;
+	uint32_t *pids = NULL, *comms = NULL, *cpus = NULL, *stacks = NULL;
+	uint64_t *counts = NULL;
+	struct np_seg_info in;
+	uint8_t *raw = NULL;
+	struct rd r;
+	size_t n;
+	int ret;
+
+	ret = np_seg_header(buf, len, &in, err, errlen);
+	if (ret)
+		return ret;
+	if (len < in.size) {
+		snprintf(err, errlen, "truncated segment (%zu of %llu bytes)",
+			 len, (unsigned long long)in.size);
+		return -EBADMSG;
+	}
+	if (np_crc32c(0, (const uint8_t *)buf + sizeof(struct np_seg_hdr),
+		      in.comp_size) !=
+	    ((const struct np_seg_hdr *)buf)->payload_crc) {
+		snprintf(err, errlen, "segment payload checksum mismatch");
+		return -EBADMSG;
+	}
+	/* Every table entry takes at least one payload byte: bound the
+	 * allocations below by raw_size before trusting the counts. */
+	if ((uint64_t)in.nr_strings + in.nr_frames * 3ULL + in.nr_nodes * 2ULL +
+	    in.nr_records * 5ULL > in.raw_size) {
+		snprintf(err, errlen, "segment table counts exceed payload");
+		return -EBADMSG;
+	}
+	raw = malloc(in.raw_size ? in.raw_size : 1);
+	str = malloc((in.nr_strings + 1) * sizeof(*str));
+	slen = malloc((in.nr_strings + 1) * sizeof(*slen));
+	frame = malloc((in.nr_frames + 1) * sizeof(*frame));
+	node = malloc((in.nr_nodes + 1) * sizeof(*node));
+	pids = malloc((in.nr_records + 1) * sizeof(*pids));
+	comms = malloc((in.nr_records + 1) * sizeof(*comms));
+	cpus = malloc((in.nr_records + 1) * sizeof(*cpus));
+	stacks = malloc((in.nr_records + 1) * sizeof(*stacks));
+	counts = malloc((in.nr_records + 1) * sizeof(*counts));
+	ret = -ENOMEM;
+	if (!raw || !str || !slen || !frame || !node || !pids || !comms ||
+	    !cpus || !stacks || !counts) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	n = ZSTD_decompress(raw, in.raw_size,
+			    (const uint8_t *)buf + sizeof(struct np_seg_hdr),
+			    in.comp_size);
+	ret = -EBADMSG;
+	if (ZSTD_isError(n) || n != in.raw_size) {
+		snprintf(err, errlen, "segment payload does not decompress");
+		goto out;
+	}
+	r.p = raw;
+	r.end = raw + n;
+	r.bad = 0;
+
+	for (uint32_t i = 0; i < in.nr_strings && !r.bad; i++) {
+		slen[i] = (uint32_t)get_var(&r);
+		if (slen[i] > in.raw_size)
+			r.bad = 1;
+	}
+	for (uint32_t i = 0; i < in.nr_strings && !r.bad; i++) {
+		if ((size_t)(r.end - r.p) < slen[i] ||
+		    memchr(r.p, '\0', slen[i])) {
+			r.bad = 1;
+			break;
+		}
+		str[i] = np_stacktab_str(st, (const char *)r.p, slen[i]);
+		if (str[i] == NP_ID_NONE)
+			goto oom;
+		r.p += slen[i];
+	}
+	{
+		/* Frame columns, read back to back into frame[] via temps. */
+		uint32_t *dk = pids, *nm = comms;	/* reuse as scratch */
+		uint32_t nf = in.nr_frames;
+
+		if (nf > in.nr_records) {
+			free(dk);
+			free(nm);
+			pids = dk = malloc((nf + 1) * sizeof(*dk));
+			comms = nm = malloc((nf + 1) * sizeof(*nm));
+			if (!dk || !nm)
+				goto oom;
+		}
+		for (uint32_t i = 0; i < nf && !r.bad; i++) {
+			uint64_t v = get_var(&r);
+
+			if ((v >> 1) >= in.nr_strings)
+				r.bad = 1;
+			dk[i] = (uint32_t)v;
+		}
+		for (uint32_t i = 0; i < nf && !r.bad; i++)
+			nm[i] = get_id(&r, in.nr_strings + 1);
+		for (uint32_t i = 0; i < nf && !r.bad; i++) {
+			uint64_t off = get_var(&r);
+
+			frame[i] = np_stacktab_frame_ids(st, str[dk[i] >> 1],
+						nm[i] ? str[nm[i] - 1] : NP_ID_NONE,
+						off, dk[i] & 1);
+			if (frame[i] == NP_ID_NONE)
+				goto oom;
+		}
+	}
+	node[0] = NP_STACK_EMPTY;
+	{
+		uint32_t *par = stacks;		/* scratch */
+
+		if (in.nr_nodes > in.nr_records) {
+			free(stacks);
+			stacks = par = malloc((in.nr_nodes + 1) * sizeof(*par));
+			if (!par)
+				goto oom;
+		}
+		for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
+			uint64_t d = get_var(&r);
+
+			if (d < 1 || d > i)
+				r.bad = 1;
+			par[i - 1] = i - (uint32_t)d;
+		}
+		for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
+			uint32_t f = get_id(&r, in.nr_frames);
+
+			if (r.bad)
+				break;
+			node[i] = np_stacktab_child(st, node[par[i - 1]], frame[f]);
+			if (node[i] == NP_ID_NONE)
+				goto oom;
+		}
+	}
+	{
+		uint32_t prev = 0;
+		int64_t sprev = 0;
+
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
+			uint64_t d = get_var(&r);
+
+			if (d > UINT32_MAX - prev)
+				r.bad = 1;
+			pids[i] = prev += (uint32_t)d;
+		}
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
+			comms[i] = get_id(&r, in.nr_strings);
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
+			uint64_t c = get_var(&r);
+
+			if (c > UINT32_MAX)
+				r.bad = 1;
+			cpus[i] = c ? (uint32_t)c - 1 : NP_CPU_ANY;
+		}
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
+			int64_t s = sprev + unzigzag(get_var(&r));
+
+			if (s < 0 || s > in.nr_nodes)
+				r.bad = 1;
+			stacks[i] = (uint32_t)s;
+			sprev = s;
+		}
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
+			counts[i] = get_var(&r);
+	}
+	if (r.bad || r.p != r.end) {
+		snprintf(err, errlen, "malformed segment payload");
+		ret = -EBADMSG;
+		goto out;
+	}
+	/* Only a fully validated segment is merged. */
+	for (uint32_t i = 0; i < in.nr_records; i++) {
+		if (pid >= 0 && pids[i] != (uint64_t)pid)
+			continue;
+		if (np_agg_add(a, pids[i], cpus[i], str[comms[i]],
+			       node[stacks[i]], counts[i]))
+			goto oom;
+	}
+	np_agg_lost(a, in.lost);
+	ret = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
+	ret = -ENOMEM;
+out:
+	free(raw);
+	free(str);
+	free(slen);
+	free(frame);
+	free(node);
+	free(pids);
+	free(comms);
+	free(cpus);
+	free(stacks);
+	free(counts);
+	return ret;
+}
+
+/* ---- merged profile walk ------------------------------------------ */
+
+static int count_desc(const void *a, const void *b)
+{
+	const struct np_agg_entry *x = *(const struct np_agg_entry *const *)a;
+	const struct np_agg_entry *y = *(const struct np_agg_entry *const *)b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return ent_cmp(x, y);
+}
+
+int np_profile_foreach(const struct np_agg *a, np_prof_fn fn, void *arg)
+{
+	const struct np_stacktab *st = np_agg_stacktab(a);
+	const struct np_agg_entry *ents, **order;
+	const struct np_sym **frames = NULL;
+	unsigned int cap = 0;
+	uint32_t nr;
+	int ret = 0;
+
+	ents = np_agg_entries(a, &nr);
+	order = malloc((nr ? nr : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++)
+		order[i] = &ents[i];
+	qsort(order, nr, sizeof(*order), count_desc);
+	for (uint32_t i = 0; i < nr && !ret; i++) {
+		const struct np_agg_entry *e = order[i];
+		unsigned int d = np_stacktab_depth(st, e->stack);
+		struct np_prof_sample s;
+
+		if (d > cap) {
+			const struct np_sym **n = realloc(frames, d * sizeof(*n));
+
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			frames = n;
+			cap = d;
+		}
+		s.pid = e->pid;
+		s.cpu = e->cpu;
+		s.comm = np_stacktab_str_get(st, e->comm);
+		s.stack = e->stack;
+		s.count = e->count;
+		s.nr_frames = np_stacktab_walk(st, e->stack, frames, d);
+		s.frames = frames;
+		ret = fn(&s, arg);
+	}
+	free(frames);
+	free(order);
+	return ret;
+}
+
+/* ---- standalone file ---------------------------------------------- */
+
+struct np_file {
+	int fd;
+	int level;
+};
+
+struct np_file *np_file_create(const char *path, int level,
+			       char *err, size_t errlen)
+{
+	struct np_file *f = calloc(1, sizeof(*f));
+
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(f);
+		return NULL;
+	}
+	f->level = level ? level : NP_STORE_DEFAULT_LEVEL;
+	return f;
+}
+
+int np_file_write(struct np_file *f, const struct np_agg *a,
+		  uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen)
+{
+	size_t len;
+	void *seg;
+	int ret = np_seg_encode(a, start_ns, end_ns, f->level, &seg, &len);
+
+	if (ret) {
+		snprintf(err, errlen, "encoding segment: %s", strerror(-ret));
+		return ret;
+	}
+	ret = np_write_all(f->fd, seg, len);
+	/* Each segment is durable before the next slice starts, so a crash
+	 * loses at most the slice in memory; a torn tail is skipped. */
+	if (!ret && fdatasync(f->fd))
+		ret = -errno;
+	free(seg);
+	if (ret)
+		snprintf(err, errlen, "writing segment: %s", strerror(-ret));
+	return ret;
+}
+
+int np_file_close(struct np_file *f)
+{
+	int ret = 0;
+
+	if (!f)
+		return 0;
+	if (close(f->fd))
+		ret = -errno;
+	free(f);
+	return ret;
+}
+
+static int overlaps(const struct np_seg_info *in, const struct np_read_opts *o)
+{
+	if (o->since_ns && in->end_ns < o->since_ns)
+		return 0;
+	if (o->until_ns && in->start_ns > o->until_ns)
+		return 0;
+	return 1;
+}
+
+static void stats_add(struct np_read_stats *st, const struct np_seg_info *in)
+{
+	if (!st->segments || in->start_ns < st->first_ns)
+		st->first_ns = in->start_ns;
+	if (!st->segments || in->end_ns > st->last_ns)
+		st->last_ns = in->end_ns;
+	st->segments++;
+	st->samples += in->samples;
+	st->lost += in->lost;
+}
+
+/* Merge every segment of one buffer; resynchronise on the magic after
+ * damage, so one bad segment does not hide the ones after it. */
+static void read_segments(const char *name, const uint8_t *buf, size_t len,
+			  const struct np_read_opts *o, struct np_agg *a,
+			  struct np_read_stats *st)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct np_seg_info in;
+		char why[160];
+		int ret = np_seg_header(buf + off, len - off, &in, why, sizeof(why));
+
+		if (!ret && in.size > len - off) {
+			snprintf(why, sizeof(why),
+				 "truncated segment (%zu of %llu bytes)",
+				 len - off, (unsigned long long)in.size);
+			ret = -EBADMSG;
+		}
+		if (!ret && overlaps(&in, o))
+			ret = np_seg_decode(buf + off, in.size, a, o->pid, why,
+					    sizeof(why));
+		if (!ret) {
+			if (overlaps(&in, o))
+				stats_add(st, &in);
+			off += in.size;
+			continue;
+		}
+		np_store_warnf(o->warn, o->warn_arg,
+			       "%s: offset %zu: %s, skipped", name, off, why);
+		st->skipped++;
+		if (ret == -ENOMEM)
+			return;
+		{
+			const uint8_t *next = memmem(buf + off + 1, len - off - 1,
+						     NP_SEG_MAGIC, 8);
+
+			if (!next)
+				return;
+			off = next - buf;
+		}
+	}
+}
+
+int np_file_read(const char *path, const struct np_read_opts *o,
+		 struct np_agg *a, struct np_read_stats *st,
+		 char *err, size_t errlen)
+{
+	struct np_read_stats local;
+	struct np_read_opts def;
+	size_t len;
+	void *buf;
+	int ret;
+
+	if (!o) {
+		np_read_opts_init(&def);
+		o = &def;
+	}
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	ret = np_read_file(path, SIZE_MAX / 2, &buf, &len);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	/* Damage at the very start must not hide later segments: accept
+	 * the file if a segment magic appears anywhere. */
+	if (len < 8 || !memmem(buf, len, NP_SEG_MAGIC, 8)) {
+		snprintf(err, errlen, "%s: not an nmiprof profile", path);
+		free(buf);
+		return -EINVAL;
+	}
+	read_segments(path, buf, len, o, a, st);
+	free(buf);
+	return 0;
+}
+
+int np_seg_read_one(const char *path, const struct np_read_opts *o,
+		    struct np_agg *a, struct np_read_stats *st)
+{
+	uint32_t before = st->skipped;
+	size_t len;
+	void *buf;
+	int ret = np_read_file(path, NP_SEG_MAX_PAYLOAD + 4096, &buf, &len);
+
+	if (ret) {
+		np_store_warnf(o->warn, o->warn_arg, "%s: %s, skipped", path,
+			       strerror(-ret));
+		st->skipped++;
+		return ret;
+	}
+	read_segments(path, buf, len, o, a, st);
+	free(buf);
+	return st->skipped == before ? 0 : -EBADMSG;
+}

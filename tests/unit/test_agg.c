@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Aggregator: keys, raw-stack cache, symbolize-once, reset. */
+#include <stdio.h>
+#include <string.h>
+#include "agg.h"
+
+static int failures;
+
+#define CHECK(c) do { if (!(c)) { \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+	failures++; } } while (0)
+
+struct symctx {
+	int calls;
+	char name[64];
+};
+
+/* Names each address "fn_<addr>" in "/bin/p<pid>" (kernel: one dso). */
+static int fake_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
+		    struct np_sym *out)
+{
+	struct symctx *c = arg;
+	static char dso[32];
+
+	c->calls++;
+	snprintf(c->name, sizeof(c->name), "fn_%llx", (unsigned long long)addr);
+	snprintf(dso, sizeof(dso), "/bin/p%u", pid);
+	out->dso = kernel ? "[kernel.kallsyms]" : dso;
+	out->name = c->name;
+	out->offset = addr & 0xf;
+	out->kernel = kernel;
+	return 0;
+}
+
+static struct np_sample mk(uint32_t pid, uint32_t cpu, const char *comm,
+			   const uint64_t *k, int nk, const uint64_t *u, int nu)
+{
+	struct np_sample s = { 0 };
+
+	s.pid = s.tid = pid;
+	s.cpu = cpu;
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	s.kframes = k;
+	s.nr_kframes = nk;
+	s.uframes = u;
+	s.nr_uframes = nu;
+	s.ip = nk ? k[0] : nu ? u[0] : 0;
+	return s;
+}
+
+static uint64_t count_of(struct np_agg *a, uint32_t pid, uint32_t cpu,
+			 const char *comm, uint32_t *stack)
+{
+	const struct np_agg_entry *e;
+	uint32_t n;
+	uint64_t sum = 0;
+
+	e = np_agg_entries(a, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (e[i].pid == pid && e[i].cpu == cpu &&
+		    !strcmp(np_stacktab_str_get(np_agg_stacktab(a), e[i].comm),
+			    comm)) {
+			sum += e[i].count;
+			if (stack)
+				*stack = e[i].stack;
+		}
+	return sum;
+}
+
+static void test_basic(void)
+{
+	uint64_t k[] = { 0xffffffff81000010, 0xffffffff81000020 };
+	uint64_t u[] = { 0x401010, 0x402020, 0x403030 };
+	uint64_t u2[] = { 0x401011, 0x402020, 0x403030 };
+	struct symctx ctx = { 0 };
+	struct np_agg_opts o;
+	struct np_agg *a;
+	struct np_sample s;
+	const struct np_sym *fr[8];
+	uint32_t stack = 0;
+
+	np_agg_opts_init(&o);
+	o.symbolize = fake_sym;
+	o.symbolize_arg = &ctx;
+	a = np_agg_new(&o);
+	s = mk(10, 0, "app", k, 2, u, 3);
+	for (int i = 0; i < 100; i++)
+		CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(ctx.calls == 5);	/* symbolized once, not 100 times */
+	s.cpu = 1;
+	CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(ctx.calls == 5);	/* cpu is not part of the raw key */
+	CHECK(count_of(a, 10, 0, "app", &stack) == 100);
+	CHECK(count_of(a, 10, 1, "app", NULL) == 1);
+	CHECK(np_stacktab_walk(np_agg_stacktab(a), stack, fr, 8) == 5);
+	CHECK(fr[0]->kernel && !strcmp(fr[0]->name, "fn_ffffffff81000010"));
+	CHECK(!fr[2]->kernel && !strcmp(fr[2]->name, "fn_401010"));
+	CHECK(!strcmp(fr[4]->dso, "/bin/p10"));
+
+	/* different comm, different pid, different stack */
+	s = mk(10, 0, "app-worker", k, 2, u, 3);
+	np_agg_sample(a, &s);
+	s = mk(11, 0, "app", k, 2, u, 3);
+	np_agg_sample(a, &s);
+	s = mk(10, 0, "app", k, 2, u2, 3);
+	np_agg_sample(a, &s);
+	CHECK(count_of(a, 10, 0, "app-worker", NULL) == 1);
+	CHECK(count_of(a, 11, 0, "app", NULL) == 1);
+	CHECK(count_of(a, 10, 0, "app", NULL) == 101);
+	CHECK(np_agg_samples(a) == 104);
+	{
+		uint32_t n;
+
+		np_agg_entries(a, &n);
+		CHECK(n == 5);
+	}
+	/* stack-less sample keeps its ip */
+	s = mk(12, 0, "idle", NULL, 0, NULL, 0);
+	s.ip = 0xffffffff81000099;
+	np_agg_sample(a, &s);
+	CHECK(count_of(a, 12, 0, "idle", &stack) == 1);
+	CHECK(np_stacktab_depth(np_agg_stacktab(a), stack) == 1);
+
+	/* reset: counts gone, raw cache dropped -> symbolized again */
+	np_agg_lost(a, 7);
+	CHECK(np_agg_lost_count(a) == 7);
+	np_agg_reset(a);
+	CHECK(np_agg_samples(a) == 0 && np_agg_lost_count(a) == 0);
+	ctx.calls = 0;
+	s = mk(10, 0, "app", k, 2, u, 3);
+	np_agg_sample(a, &s);
+	CHECK(ctx.calls == 5);
+	CHECK(count_of(a, 10, 0, "app", NULL) == 1);
+	np_agg_free(a);
+}
+
+static void test_no_cpu_no_symbolizer(void)
+{
+	uint64_t k[] = { 0xffffffff81000010 };
+	struct np_agg_opts o;
+	struct np_agg *a;
+	struct np_sample s;
+	const struct np_sym *fr[2];
+	uint32_t stack = 0;
+
+	np_agg_opts_init(&o);
+	o.by_cpu = 0;
+	a = np_agg_new(&o);
+	s = mk(1, 0, "k", k, 1, NULL, 0);
+	np_agg_sample(a, &s);
+	s.cpu = 3;
+	np_agg_sample(a, &s);
+	CHECK(count_of(a, 1, NP_CPU_ANY, "k", &stack) == 2);
+	CHECK(np_stacktab_walk(np_agg_stacktab(a), stack, fr, 2) == 1);
+	CHECK(fr[0]->name == NULL && fr[0]->offset == k[0] &&
+	      !strcmp(fr[0]->dso, "[kernel.kallsyms]"));
+	np_agg_free(a);
+}
+
+static void test_cap(void)
+{
+	struct np_agg_opts o;
+	struct np_agg *a;
+
+	np_agg_opts_init(&o);
+	o.stacktab_cap = 1;	/* every reset clears the table */
+	a = np_agg_new(&o);
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint64_t k[2] = { 0xffffffff81000000 + i, 0xffffffff82000000 };
+		struct np_sample s = mk(1, 0, "x", k, 2, NULL, 0);
+
+		np_agg_sample(a, &s);
+	}
+	CHECK(np_stacktab_nr_frames(np_agg_stacktab(a)) == 1001);
+	np_agg_reset(a);
+	CHECK(np_stacktab_nr_frames(np_agg_stacktab(a)) == 0);
+	np_agg_free(a);
+}
+
+int main(void)
+{
+	test_basic();
+	test_no_cpu_no_symbolizer();
+	test_cap();
+	if (failures)
+		fprintf(stderr, "test_agg: %d failures\n", failures);
+	else
+		printf("test_agg: ok\n");
+	return failures != 0;
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Stack table: interning, trie sharing, walk order, clear. */
+#include <stdio.h>
+#include <string.h>
+#include "stacktab.h"
+
+static int failures;
+
+#define CHECK(c) do { if (!(c)) { \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+	failures++; } } while (0)
+
+static void test_strings(void)
+{
+	struct np_stacktab *st = np_stacktab_new();
+	uint32_t a = np_stacktab_str(st, "libc.so.6", 9);
+	uint32_t b = np_stacktab_str(st, "libc.so.6", 9);
+	uint32_t c = np_stacktab_str(st, "libc.so", 7);
+	uint32_t e = np_stacktab_str(st, "", 0);
+
+	CHECK(a != NP_ID_NONE && a == b && a != c && e != a && e != c);
+	CHECK(!strcmp(np_stacktab_str_get(st, a), "libc.so.6"));
+	CHECK(!strcmp(np_stacktab_str_get(st, c), "libc.so"));
+	CHECK(!strcmp(np_stacktab_str_get(st, e), ""));
+	CHECK(np_stacktab_str_get(st, 100000) == NULL);
+	/* many strings: survive index growth and arena chunks */
+	for (int i = 0; i < 50000; i++) {
+		char s[32];
+		int n = snprintf(s, sizeof(s), "sym_%d", i);
+
+		CHECK(np_stacktab_str(st, s, n) == np_stacktab_str(st, s, n));
+	}
+	CHECK(!strcmp(np_stacktab_str_get(st, a), "libc.so.6"));
+	np_stacktab_free(st);
+}
+
+static void test_frames_and_stacks(void)
+{
+	struct np_stacktab *st = np_stacktab_new();
+	struct np_sym s1[] = {	/* innermost first */
+		{ "[kernel.kallsyms]", "copy_page", 0x10, 1 },
+		{ "/usr/bin/app", "work", 0x20, 0 },
+		{ "/usr/bin/app", "main", 0x30, 0 },
+	};
+	struct np_sym s2[] = {
+		{ "/usr/bin/app", NULL, 0x1234, 0 },	/* unnamed frame */
+		{ "/usr/bin/app", "work", 0x20, 0 },
+		{ "/usr/bin/app", "main", 0x30, 0 },
+	};
+	struct np_sym kuser = { "/usr/bin/app", "work", 0x20, 1 };
+	const struct np_sym *out[8];
+	uint32_t a, b, a2, nodes;
+	unsigned int n;
+
+	a = np_stacktab_stack(st, s1, 3);
+	nodes = np_stacktab_nr_nodes(st);
+	b = np_stacktab_stack(st, s2, 3);
+	a2 = np_stacktab_stack(st, s1, 3);
+	CHECK(a == a2 && a != b);
+	/* s2 shares main->work with s1: only one new node */
+	CHECK(np_stacktab_nr_nodes(st) == nodes + 1);
+	CHECK(np_stacktab_depth(st, a) == 3);
+	n = np_stacktab_walk(st, a, out, 8);
+	CHECK(n == 3);
+	CHECK(!strcmp(out[0]->name, "copy_page") && out[0]->kernel == 1);
+	CHECK(!strcmp(out[2]->name, "main") && out[2]->offset == 0x30);
+	n = np_stacktab_walk(st, b, out, 8);
+	CHECK(n == 3 && out[0]->name == NULL && out[0]->offset == 0x1234);
+	CHECK(np_stacktab_walk(st, a, out, 2) == 2);
+	/* kernel flag is part of the frame identity */
+	CHECK(np_stacktab_frame(st, &kuser) != np_stacktab_frame(st, &s1[1]));
+	/* NULL dso reads as [unknown] */
+	{
+		struct np_sym u = { NULL, NULL, 5, 0 };
+		uint32_t f = np_stacktab_frame(st, &u);
+
+		CHECK(!strcmp(np_stacktab_frame_get(st, f)->dso, "[unknown]"));
+	}
+	CHECK(np_stacktab_stack(st, s1, 0) == NP_STACK_EMPTY);
+	CHECK(np_stacktab_depth(st, NP_STACK_EMPTY) == 0);
+	/* bad ids are refused, not followed */
+	CHECK(np_stacktab_child(st, 999999, 0) == NP_ID_NONE);
+	CHECK(np_stacktab_child(st, 0, 999999) == NP_ID_NONE);
+	CHECK(np_stacktab_walk(st, 999999, out, 8) == 0);
+
+	np_stacktab_clear(st);
+	CHECK(np_stacktab_nr_nodes(st) == 1 && np_stacktab_nr_frames(st) == 0);
+	a = np_stacktab_stack(st, s1, 3);
+	n = np_stacktab_walk(st, a, out, 8);
+	CHECK(n == 3 && !strcmp(out[1]->name, "work"));
+	np_stacktab_free(st);
+}
+
+static void test_many(void)
+{
+	struct np_stacktab *st = np_stacktab_new();
+	uint32_t ids[2000];
+
+	/* 2000 stacks of depth 20 over a shared 10-frame prefix */
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 2000; i++) {
+			struct np_sym f[20];
+			char names[20][16];
+
+			for (int d = 0; d < 20; d++) {
+				snprintf(names[d], sizeof(names[d]), "f%d",
+					 d >= 10 ? i * 31 + d : d);
+				f[19 - d] = (struct np_sym){ "/bin/x", names[d],
+							     (uint64_t)d, 0 };
+			}
+			if (!round)
+				ids[i] = np_stacktab_stack(st, f, 20);
+			else
+				CHECK(ids[i] == np_stacktab_stack(st, f, 20));
+		}
+	CHECK(np_stacktab_nr_nodes(st) == 1 + 10 + 2000 * 10);
+	np_stacktab_free(st);
+}
+
+int main(void)
+{
+	test_strings();
+	test_frames_and_stacks();
+	test_many();
+	if (failures)
+		fprintf(stderr, "test_stacktab: %d failures\n", failures);
+	else
+		printf("test_stacktab: ok\n");
+	return failures != 0;
+}
