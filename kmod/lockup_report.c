@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hard-lockup report, written by the CPU it is about.
+ *
+ * Only the stuck CPU can read its own registers and walk its own stack,
+ * so the watchdog makes it report itself from NMI.  Nothing here sleeps,
+ * allocates or takes a lock the stuck CPU could be holding:
+ *
+ *  - text is formatted into a per-CPU buffer, not on the small NMI stack;
+ *  - symbols come from vsnprintf("%pS"), i.e. kallsyms_lookup_buildid():
+ *    the core kernel's tables are read without locks, and module and BPF
+ *    addresses are found through the mod_tree and bpf_tree latch trees,
+ *    which exist precisely so that NMIs can search them (checked in 6.1
+ *    and 6.12; ftrace_mod_address_lookup() walks an RCU list);
+ *  - every line goes to the polled UART writer, which gets out even when
+ *    the console cannot, and to printk(), which from NMI only stores the
+ *    text in the lockless ringbuffer for whoever flushes next;
+ *  - the stack comes from the ORC unwinder, as perf's NMI callchains do.
+ */
+#include <linux/percpu.h>
+#include <linux/printk.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <asm/ptrace.h>
+#include <asm/unwind.h>
+#include <nmiprof/nmiprof_abi.h>
+
+#include "lockup_report.h"
+#include "nmi_uart.h"
+#include "ring.h"
+#include "stats.h"
+
+#define NP_REPORT_FRAMES	NMIPROF_DEFAULT_FRAMES
+#define NP_REPORT_LINE		256
+
+struct np_report_buf {
+	/* [0] for NMI, [1] for the recovery line an NMI may interrupt */
+	char	line[2][NP_REPORT_LINE];
+	u64	frames[NP_REPORT_FRAMES];
+};
+
+static struct np_report_buf __percpu *np_report_bufs;
+
+int np_report_init(void)
+{
+	np_report_bufs = alloc_percpu(struct np_report_buf);
+	return np_report_bufs ? 0 : -ENOMEM;
+}
+
+void np_report_exit(void)
+{
+	free_percpu(np_report_bufs);
+	np_report_bufs = NULL;
+}
+
+/*
+ * One line to the UART, prefixed with a printk-style timestamp so the
+ * serial log lines up with the console's, and to printk.
+ */
+static __printf(2, 3) void np_report_line(bool emerg, const char *fmt, ...)
+{
+	struct np_report_buf *b = this_cpu_ptr(np_report_bufs);
+	char *line = b->line[in_nmi() ? 0 : 1];
+	u64 ts = local_clock();
+	unsigned long ns = do_div(ts, NSEC_PER_SEC);
+	va_list args;
+	int pre, len;
+
+	pre = scnprintf(line, NP_REPORT_LINE, "[%5lu.%06lu] ",
+			(unsigned long)ts, ns / NSEC_PER_USEC);
+	va_start(args, fmt);
+	len = pre + vscnprintf(line + pre, NP_REPORT_LINE - pre, fmt, args);
+	va_end(args);
+	if (line[len - 1] != '\n')	/* truncated */
+		line[len - 1] = '\n';
+
+	np_uart_write(line, len);
+	if (emerg)
+		pr_emerg("%s", line + pre);
+	else
+		pr_warn("%s", line + pre);
+}
+
+/* The interrupted kernel stack, innermost first, starting at regs->ip. */
+static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
+				    unsigned int max)
+{
+	struct unwind_state state;
+	unsigned long addr;
+	unsigned int n = 0;
+
+	if (user_mode(regs))
+		return 0;
+	buf[n++] = regs->ip;
+	/* Started from regs, the unwinder's first frame is the caller's. */
+	for (unwind_start(&state, current, regs, NULL);
+	     !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		buf[n++] = addr;
+	}
+	return n;
+}
+
+static void np_report_regs(struct pt_regs *regs)
+{
+	np_report_line(false, "RIP: %04x:%pS\n",
+		       (unsigned int)regs->cs & 0xffff, (void *)regs->ip);
+	np_report_line(false, "RSP: %04x:%016lx EFLAGS: %08lx\n",
+		       (unsigned int)regs->ss & 0xffff, regs->sp, regs->flags);
+	np_report_line(false, "RAX: %016lx RBX: %016lx RCX: %016lx\n",
+		       regs->ax, regs->bx, regs->cx);
+	np_report_line(false, "RDX: %016lx RSI: %016lx RDI: %016lx\n",
+		       regs->dx, regs->si, regs->di);
+	np_report_line(false, "RBP: %016lx R08: %016lx R09: %016lx\n",
+		       regs->bp, regs->r8, regs->r9);
+	np_report_line(false, "R10: %016lx R11: %016lx R12: %016lx\n",
+		       regs->r10, regs->r11, regs->r12);
+	np_report_line(false, "R13: %016lx R14: %016lx R15: %016lx\n",
+		       regs->r13, regs->r14, regs->r15);
+}
+
+/* Task, registers and symbolized backtrace; returns the frames taken. */
+static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
+{
+	unsigned int i, nr;
+
+	np_report_line(false, "CPU: %d PID: %d Comm: %.*s\n",
+		       smp_processor_id(), task_pid_nr(current),
+		       (int)sizeof(current->comm), current->comm);
+	np_report_regs(regs);
+	nr = np_report_stack(regs, frames, NP_REPORT_FRAMES);
+	if (!nr) {
+		np_report_line(false, "Call Trace: <user mode>\n");
+		return 0;
+	}
+	np_report_line(false, "Call Trace:\n");
+	/* frames[0] is regs->ip itself; the rest are return addresses. */
+	np_report_line(false, " %pS\n", (void *)frames[0]);
+	for (i = 1; i < nr; i++)
+		np_report_line(false, " %pB\n", (void *)frames[i]);
+	return nr;
+}
+
+/* NMIPROF_REC_LOCKUP for the daemon, when a session has rings. */
+static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
+			     const u64 *frames, unsigned int nr)
+{
+	struct np_ring *r = np_ring_get(smp_processor_id());
+	u32 size = sizeof(struct nmiprof_lockup) + nr * sizeof(u64);
+	struct nmiprof_lockup *rec;
+	struct nmiprof_regs *o;
+	struct np_ring_handle h;
+	u64 seq;
+
+	if (!r)
+		return;
+	seq = np_ring_next_seq(r);
+	rec = np_ring_reserve(&h, r, size, seq);
+	if (!rec)
+		return;
+
+	rec->hdr.common_type = NMIPROF_REC_LOCKUP;
+	rec->hdr.common_flags = NMIPROF_RF_IN_NMI |
+				(user_mode(regs) ? NMIPROF_RF_USER_MODE : 0);
+	rec->hdr.common_size = size;
+	rec->seq = seq;
+	rec->time_ns = ktime_get_mono_fast_ns();
+	rec->stuck_ns = stuck_ns;
+	rec->cpu = smp_processor_id();
+	rec->pid = task_tgid_nr(current);
+	rec->tid = task_pid_nr(current);
+	rec->nr_kframes = nr;
+	rec->lockup_flags = NMIPROF_LF_HARD;
+	memcpy(rec->comm, current->comm, sizeof(rec->comm));
+
+	o = &rec->regs;
+	o->r15 = regs->r15;	o->r14 = regs->r14;	o->r13 = regs->r13;
+	o->r12 = regs->r12;	o->bp = regs->bp;	o->bx = regs->bx;
+	o->r11 = regs->r11;	o->r10 = regs->r10;	o->r9 = regs->r9;
+	o->r8 = regs->r8;	o->ax = regs->ax;	o->cx = regs->cx;
+	o->dx = regs->dx;	o->si = regs->si;	o->di = regs->di;
+	o->orig_ax = regs->orig_ax;
+	o->ip = regs->ip;	o->cs = regs->cs;	o->flags = regs->flags;
+	o->sp = regs->sp;	o->ss = regs->ss;
+
+	rec->kstack = NMIPROF_LOC(sizeof(*rec), nr * sizeof(u64));
+	rec->__pad = 0;
+	memcpy(rec + 1, frames, nr * sizeof(u64));
+	np_ring_commit(&h);
+}
+
+void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
+{
+	u64 *frames = this_cpu_ptr(np_report_bufs)->frames;
+	u32 ms = do_div(stuck_ns, NSEC_PER_SEC) / NSEC_PER_MSEC;
+	u64 stuck_s = stuck_ns;	/* do_div() left the quotient */
+	bool locked = np_uart_lock();
+	unsigned int nr;
+
+	np_report_line(true,
+		       "nmiprof: hard LOCKUP on CPU %d, interrupts off for %llu.%03u s\n",
+		       smp_processor_id(), stuck_s, ms);
+	nr = np_report_context(regs, frames);
+	np_report_line(false, "nmiprof: end of CPU %d lockup report\n",
+		       smp_processor_id());
+	if (locked)
+		np_uart_unlock();
+
+	this_cpu_inc(np_stats.lockups);
+	np_report_record(regs, stuck_s * NSEC_PER_SEC + ms * NSEC_PER_MSEC,
+			 frames, nr);
+}
+
+void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
+{
+	u64 *frames = this_cpu_ptr(np_report_bufs)->frames;
+	bool locked = np_uart_lock();
+
+	np_report_line(false,
+		       "nmiprof: backtrace of CPU %d (for the lockup on CPU %d)\n",
+		       smp_processor_id(), lockup_cpu);
+	np_report_context(regs, frames);
+	if (locked)
+		np_uart_unlock();
+}
+
+void np_report_recovered(u64 stuck_ns)
+{
+	u32 ms = do_div(stuck_ns, NSEC_PER_SEC) / NSEC_PER_MSEC;
+	bool locked = np_uart_lock();
+
+	np_report_line(true, "nmiprof: CPU %d recovered after %llu.%03u s\n",
+		       smp_processor_id(), stuck_ns, ms);
+	if (locked)
+		np_uart_unlock();
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hard-lockup report: written by the stuck CPU itself, from NMI, to
+ * the UART directly (nmi_uart.c), to printk and to the CPU's ring.
+ */
+#ifndef _NMIPROF_LOCKUP_REPORT_H
+#define _NMIPROF_LOCKUP_REPORT_H
+
+#include <linux/types.h>
+
+struct pt_regs;
+
+int np_report_init(void);
+void np_report_exit(void);
+
+/*
+ * NMI context, on the stuck CPU: header, task, registers, backtrace, then
+ * a NMIPROF_REC_LOCKUP record.  @stuck_ns: time since the last heartbeat.
+ */
+void np_report_lockup(struct pt_regs *regs, u64 stuck_ns);
+
+/* NMI context: this CPU's part of an all-CPU backtrace. */
+void np_report_backtrace(struct pt_regs *regs, int lockup_cpu);
+
+/* Any context but NMI, on the CPU that came back. */
+void np_report_recovered(u64 stuck_ns);
+
+#endif /* _NMIPROF_LOCKUP_REPORT_H */

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU record rings, one vmalloc_user() buffer per CPU: a control page
+ * (struct nmiprof_ring_ctrl) followed by a power-of-two data area that
+ * userspace maps read-only.
+ *
+ * Writers run on the ring's own CPU, in NMI context or (for the future
+ * watchdog) in hrtimer context that an NMI may interrupt.  Reservation
+ * therefore follows kernel/events/ring_buffer.c: a local cmpxchg on the
+ * private head, a nest counter, and the shared ctrl->head published only
+ * by the outermost writer, once every nested record is complete.
+ *
+ * A full ring never overwrites unread data: the record is dropped and
+ * counted, and a NMIPROF_REC_LOST record telling how many (and from which
+ * seq) precedes the next record that fits.  So for every CPU
+ *   produced == records consumed, and seq numbers seen + LOST.lost cover
+ *   every seq exactly once.
+ * A record never wraps: the gap up to the end of the data area is filled
+ * with a NMIPROF_REC_PAD record instead.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <linux/cpumask.h>
+
+#include "compat.h"
+#include "ring.h"
+
+DECLARE_WAIT_QUEUE_HEAD(np_ring_wq);
+
+static struct np_ring **np_rings;	/* [nr_cpu_ids], possible CPUs only */
+static unsigned long np_data_size;
+
+struct np_ring *np_ring_get(int cpu)
+{
+	if (cpu < 0 || cpu >= nr_cpu_ids || !np_rings)
+		return NULL;
+	return np_rings[cpu];
+}
+
+unsigned long np_ring_data_size(void)
+{
+	return np_data_size;
+}
+
+/* irq_work callback, hardirq context: the wake-up NMI context can't do. */
+static void np_ring_wakeup_fn(struct irq_work *work)
+{
+	wake_up_all(&np_ring_wq);
+}
+
+static struct np_ring *np_ring_alloc(int cpu, unsigned long data_size)
+{
+	struct np_ring *r;
+
+	r = kzalloc_node(sizeof(*r), GFP_KERNEL, cpu_to_node(cpu));
+	if (!r)
+		return NULL;
+	r->ctrl = vmalloc_user(PAGE_SIZE + data_size);
+	if (!r->ctrl) {
+		kfree(r);
+		return NULL;
+	}
+	r->data = (void *)r->ctrl + PAGE_SIZE;
+	r->size = data_size;
+	r->cpu = cpu;
+	init_irq_work(&r->wakeup, np_ring_wakeup_fn);
+
+	r->ctrl->magic = NMIPROF_MAGIC;
+	r->ctrl->abi_version = NMIPROF_ABI_VERSION;
+	r->ctrl->cpu = cpu;
+	r->ctrl->ctrl_size = PAGE_SIZE;
+	r->ctrl->data_size = data_size;
+	r->watermark = data_size / 4;
+	r->ctrl->watermark = r->watermark;
+	return r;
+}
+
+/*
+ * Rings exist from module load to module exit and are never resized, so a
+ * mapping (which pins the module through its file) always sees live pages.
+ */
+int np_rings_alloc(unsigned long data_size)
+{
+	int cpu;
+
+	np_rings = kcalloc(nr_cpu_ids, sizeof(*np_rings), GFP_KERNEL);
+	if (!np_rings)
+		return -ENOMEM;
+	np_data_size = data_size;
+	for_each_possible_cpu(cpu) {
+		np_rings[cpu] = np_ring_alloc(cpu, data_size);
+		if (!np_rings[cpu]) {
+			np_rings_free();
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Callers have stopped every writer and flushed the wake-ups. */
+void np_rings_free(void)
+{
+	int cpu;
+
+	if (!np_rings)
+		return;
+	for_each_possible_cpu(cpu) {
+		if (!np_rings[cpu])
+			continue;
+		vfree(np_rings[cpu]->ctrl);
+		kfree(np_rings[cpu]);
+	}
+	kfree(np_rings);
+	np_rings = NULL;
+}
+
+/* Empty every ring for a new session; no writer may be running. */
+void np_rings_reset(unsigned long watermark)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct np_ring *r = np_rings[cpu];
+
+		local_set(&r->head, 0);
+		local_set(&r->nest, 0);
+		local_set(&r->seq, 0);
+		local_set(&r->produced, 0);
+		local_set(&r->lost, 0);
+		local_set(&r->lost_pending, 0);
+		r->lost_seq = 0;
+		r->tail = 0;
+		r->pub_head = 0;
+		r->watermark = watermark ? watermark : r->size / 4;
+		WRITE_ONCE(r->ctrl->head, 0);
+		WRITE_ONCE(r->ctrl->tail, 0);
+		WRITE_ONCE(r->ctrl->produced, 0);
+		WRITE_ONCE(r->ctrl->lost, 0);
+		WRITE_ONCE(r->ctrl->watermark, r->watermark);
+	}
+}
+
+void np_rings_flush_wakeups(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&np_rings[cpu]->wakeup);
+}
+
+u64 np_ring_next_seq(struct np_ring *r)
+{
+	return local_inc_return(&r->seq) - 1;
+}
+
+u64 np_ring_lost(int cpu)
+{
+	struct np_ring *r = np_ring_get(cpu);
+
+	return r ? local_read(&r->lost) : 0;
+}
+
+/*
+ * The consumer's tail, which userspace may have scribbled: accept it only
+ * within [last accepted tail, last published head], else keep the old one.
+ */
+static u64 np_ring_tail(struct np_ring *r)
+{
+	/* Pairs with the consumer's store_release(&ctrl->tail): it is done
+	 * reading the bytes below tail before we overwrite them.
+	 */
+	u64 tail = smp_load_acquire(&r->ctrl->tail);
+	u64 old = READ_ONCE(r->tail);
+
+	if (tail - old <= READ_ONCE(r->pub_head) - old) {
+		WRITE_ONCE(r->tail, tail);
+		return tail;
+	}
+	return old;
+}
+
+static void np_ring_put_header(void *at, u16 type, u32 size)
+{
+	struct nmiprof_rec_header *h = at;
+
+	h->common_type = type;
+	h->common_flags = 0;
+	h->common_size = size;
+}
+
+/*
+ * Publish what this CPU has written, from the outermost writer only, as
+ * perf_output_put_handle() does: a nested writer that completes between
+ * our read of head and the nest reset is caught by the re-check and
+ * published by us.
+ */
+static void np_ring_publish(struct np_ring *r)
+{
+	unsigned long head;
+
+	if (local_read(&r->nest) > 1) {
+		local_dec(&r->nest);
+		return;
+	}
+again:
+	head = local_read(&r->head);
+	WRITE_ONCE(r->pub_head, head);
+	WRITE_ONCE(r->ctrl->produced, local_read(&r->produced));
+	WRITE_ONCE(r->ctrl->lost, local_read(&r->lost));
+	/* Pairs with the consumer's load_acquire(&ctrl->head): the records
+	 * below head are complete before it sees the new head.
+	 */
+	smp_store_release(&r->ctrl->head, head);
+	barrier();
+	local_set(&r->nest, 0);
+	barrier();
+	if (unlikely(head != local_read(&r->head))) {
+		local_inc(&r->nest);
+		goto again;
+	}
+
+	/* irq_work_queue() is NMI-safe and a no-op while already queued. */
+	if (head - READ_ONCE(r->tail) >= r->watermark)
+		irq_work_queue(&r->wakeup);
+}
+
+/*
+ * Reserve @size bytes (a multiple of 8) for one record numbered @seq.
+ * Returns where to write it, or NULL when the ring is full: the record is
+ * then counted as lost and must not be committed.
+ */
+void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
+		      u32 size, u64 seq)
+{
+	unsigned long head, pos, need, pad, lost_sz, mask = r->size - 1;
+	u64 tail;
+	long lost;
+
+	h->ring = r;
+	h->rec = NULL;
+	local_inc(&r->nest);
+	barrier();
+
+	lost_sz = local_read(&r->lost_pending) ?
+		  sizeof(struct nmiprof_lost) : 0;
+	tail = np_ring_tail(r);
+	do {
+		head = local_read(&r->head);
+		need = lost_sz + size;
+		pad = 0;
+		if ((head & mask) + need > r->size)
+			pad = r->size - (head & mask);
+		if (need > r->size / 2 || head + pad + need - tail > r->size)
+			goto full;
+	} while (local_cmpxchg(&r->head, head, head + pad + need) != head);
+
+	pos = head;
+	if (pad) {
+		np_ring_put_header(r->data + (pos & mask), NMIPROF_REC_PAD, pad);
+		pos += pad;
+	}
+	if (lost_sz) {
+		struct nmiprof_lost *l = r->data + (pos & mask);
+
+		/* A nested writer may have reported them already: pad. */
+		lost = local_xchg(&r->lost_pending, 0);
+		if (lost) {
+			np_ring_put_header(l, NMIPROF_REC_LOST, lost_sz);
+			l->seq = READ_ONCE(r->lost_seq);
+			l->time_ns = ktime_get_mono_fast_ns();
+			l->lost = lost;
+			l->cpu = r->cpu;
+			l->__pad = 0;
+		} else {
+			np_ring_put_header(l, NMIPROF_REC_PAD, lost_sz);
+		}
+		pos += lost_sz;
+	}
+	h->rec = r->data + (pos & mask);
+	return h->rec;
+
+full:
+	if (local_inc_return(&r->lost_pending) == 1)
+		WRITE_ONCE(r->lost_seq, seq);
+	local_inc(&r->lost);
+	np_ring_publish(r);
+	return NULL;
+}
+
+void np_ring_commit(struct np_ring_handle *h)
+{
+	local_inc(&h->ring->produced);
+	np_ring_publish(h->ring);
+}
+
+/* poll(): data worth reading; with @drain, any data at all. */
+bool np_rings_readable(bool drain)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct np_ring *r = np_rings[cpu];
+		u64 pending = READ_ONCE(r->pub_head) - READ_ONCE(r->ctrl->tail);
+
+		if (pending > r->size)	/* consumer's tail is garbage */
+			continue;
+		if (pending >= r->watermark || (drain && pending))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Map one CPU's control page (read-write: the consumer stores its tail
+ * there) or its data pages (read-only).  The mapping must be shared, so
+ * tail stores reach us and nothing is ever copied on write.
+ */
+int np_ring_mmap(int cpu, enum nmiprof_map_kind kind,
+		 struct vm_area_struct *vma)
+{
+	struct np_ring *r = np_ring_get(cpu);
+	unsigned long len = vma->vm_end - vma->vm_start;
+
+	if (!r || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+
+	switch (kind) {
+	case NMIPROF_MAP_CTRL:
+		if (len != PAGE_SIZE)
+			return -EINVAL;
+		return remap_vmalloc_range(vma, r->ctrl, 0);
+	case NMIPROF_MAP_DATA:
+		if (len != r->size)
+			return -EINVAL;
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		np_vm_flags_clear(vma, VM_MAYWRITE);
+		return remap_vmalloc_range(vma, r->ctrl, 1);
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU statistics: samples, latched nested entries, external NMIs and
+ * the handler's cost (min/avg/max and a power-of-two histogram).
+ *
+ * Only the owning CPU writes its counters, from NMI context, so they are
+ * plain u64s; readers take a racy snapshot that is good enough for
+ * reporting.  Lost records are counted by the ring, not here.
+ */
+#include <linux/string.h>
+#include <linux/cpumask.h>
+
+#include "stats.h"
+#include "ring.h"
+
+DEFINE_PER_CPU(struct np_cpu_stats, np_stats);
+
+/* Only called while no source is running (see np_session_start()). */
+void np_stats_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(&np_stats, cpu), 0, sizeof(np_stats));
+}
+
+void np_stats_read(int cpu, struct nmiprof_cpu_stats *out)
+{
+	struct np_cpu_stats *s = per_cpu_ptr(&np_stats, cpu);
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	/* Every run is a sample attempt, so avg = cost_sum_ns / samples. */
+	out->samples = READ_ONCE(s->cost_nr);
+	out->latched = READ_ONCE(s->latched);
+	out->external = READ_ONCE(s->external);
+	out->cost_min_ns = READ_ONCE(s->cost_min_ns);
+	out->cost_max_ns = READ_ONCE(s->cost_max_ns);
+	out->cost_sum_ns = READ_ONCE(s->cost_sum_ns);
+	for (i = 0; i < NMIPROF_HIST_BUCKETS; i++)
+		out->cost_hist[i] = READ_ONCE(s->cost_hist[i]);
+	out->lockups = READ_ONCE(s->lockups);
+	out->lost = np_ring_lost(cpu);
+}
