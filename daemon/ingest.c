@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One decoded event from the backend.  Order matters and is the
+ * backend's: side-band (mmap, comm, fork, exit) arrives before the
+ * samples it explains, so the symbolizer is fed first.
+ */
+#include <time.h>
+
+#include "live.h"
+#include "nmiprofd.h"
+#include "slices.h"
+
+#define NS_PER_SEC	((uint64_t)1000000000)
+
+uint64_t npd_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void npd_ingest_sample(struct nmiprofd *d, const struct np_sample *s)
+{
+	struct np_sym leaf;
+	int kernel = !(s->flags & NMIPROF_RF_USER_MODE);
+
+	d->n.samples++;
+	/* Whole stacks, symbolized once per distinct stack, into the slice. */
+	npd_slices_sample(d->slices, s);
+	/* The innermost frame, per second, for live views. */
+	np_symbolize(d->sym, s->pid, s->ip, kernel, &leaf);
+	npd_live_sample(d->live, s->time_ns / NS_PER_SEC, s->cpu, s->pid,
+			s->comm, &leaf);
+}
+
+int npd_ingest(const struct np_event *ev, void *arg)
+{
+	struct nmiprofd *d = arg;
+
+	switch (ev->type) {
+	case NP_EV_SAMPLE:
+		npd_ingest_sample(d, &ev->sample);
+		break;
+	case NP_EV_MMAP:
+	case NP_EV_COMM:
+	case NP_EV_FORK:
+	case NP_EV_EXIT:
+		np_symbolizer_event(d->sym, ev);
+		break;
+	case NP_EV_LOST:
+		d->n.lost += ev->lost.lost;
+		npd_slices_lost(d->slices, ev->lost.lost);
+		npd_live_lost(d->live, npd_mono_ns() / NS_PER_SEC, ev->lost.lost);
+		break;
+	case NP_EV_LOCKUP:
+		npd_lockup_store(d, &ev->lockup);
+		break;
+	}
+	/* Never stop the drain: every event after this one matters too. */
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The live ring: per-second aggregates of the last live_seconds seconds,
+ * in memory, for "top N over the last K seconds" queries on the control
+ * socket.  The store keeps whole stacks per minute; live views need
+ * second resolution and cheap filtering, so this keeps only each
+ * sample's innermost frame, keyed by (frame, pid, cpu, comm).
+ *
+ * Seconds are CLOCK_MONOTONIC seconds (sample time_ns / 1e9): the ring
+ * must not jump when the wall clock is set.
+ */
+#ifndef NPD_LIVE_H
+#define NPD_LIVE_H
+
+#include <stdint.h>
+#include "np_ctl.h"
+#include "np_symbols.h"
+
+struct npd_live;
+
+/* NULL on ENOMEM. */
+struct npd_live *npd_live_new(uint32_t seconds);
+void npd_live_free(struct npd_live *l);
+
+/* One sample at monotonic second sec whose innermost frame is leaf. */
+void npd_live_sample(struct npd_live *l, uint64_t sec, uint32_t cpu,
+		     uint32_t pid, const char *comm, const struct np_sym *leaf);
+void npd_live_lost(struct npd_live *l, uint64_t sec, uint64_t lost);
+
+/*
+ * Answer q over the seconds (now_sec - q->secs, now_sec].  Fills *t with
+ * malloc'ed entries (release with np_ctl_top_free).  0 or -ENOMEM.
+ */
+int npd_live_top(struct npd_live *l, uint64_t now_sec,
+		 const struct np_ctl_top_query *q, struct np_ctl_top *t);
+uint32_t npd_live_seconds(const struct npd_live *l);
+size_t npd_live_mem(const struct npd_live *l);
+
+#endif /* NPD_LIVE_H */

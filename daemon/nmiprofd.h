@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nmiprofd: the daemon's state, one instance owned by main() and passed
+ * to every part explicitly.
+ *
+ *   main.c        command line, start-up, shutdown
+ *   config.c      configuration file and overrides
+ *   sampler.c     opening the backend from the configuration
+ *   loop.c        the drain loop: poll, drain, serve clients, signals
+ *   ingest.c      one decoded event: symbolizer, live ring, slice, lockups
+ *   slices.c      the current time slice and its hand-over to the store
+ *   lockups.c     lockup reports, stored the moment they arrive
+ *   live.c        per-second ring for live top queries
+ *   commands.c    control socket commands (status, top)
+ *   ctl_server.c  control socket transport
+ *   reload.c      SIGHUP: applying a new configuration
+ *   signals.c     signalfd
+ */
+#ifndef NMIPROFD_H
+#define NMIPROFD_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "np_backend.h"
+#include "np_symbols.h"
+
+struct npd_live;
+struct npd_slices;
+struct npd_ctl_server;
+
+struct npd_counters {
+	uint64_t samples;	/* ingested */
+	uint64_t lost;		/* NP_EV_LOST totals, all backends opened */
+	uint64_t lockups;	/* stored */
+	uint64_t lockups_failed;	/* could not be stored (logged) */
+	uint64_t backend_lost_base;	/* lost of backends closed by reloads */
+};
+
+struct nmiprofd {
+	struct npd_config cfg;
+	const char *config_path;
+	int config_must_exist;		/* given with --config */
+	struct npd_overrides ov;
+
+	struct np_backend *backend;
+	struct np_symbolizer *sym;
+	struct npd_live *live;
+	struct npd_slices *slices;
+	struct npd_ctl_server *ctl;
+	int sigfd;
+
+	uint64_t start_mono_ns;
+	struct npd_counters n;
+};
+
+/* CLOCK_MONOTONIC in ns: the clock of every sample's time_ns. */
+uint64_t npd_mono_ns(void);
+
+/* sampler.c */
+struct np_backend *npd_sampler_open(const struct npd_config *cfg,
+				    char *err, size_t errlen);
+/* Stop the running backend, ingest what it still holds, close it. */
+void npd_sampler_retire(struct nmiprofd *d);
+
+/* ingest.c: np_event_fn for np_backend_drain; arg is the nmiprofd. */
+int npd_ingest(const struct np_event *ev, void *arg);
+
+/* lockups.c: store one lockup now (fsync'd).  0 or -errno (logged). */
+int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l);
+
+/* commands.c: the control socket's request handler (npd_ctl_handler). */
+struct np_ctl_line;
+struct np_ctl_buf;
+void npd_command(const struct np_ctl_line *req, struct np_ctl_buf *reply,
+		 void *arg);
+
+/* reload.c: re-read the configuration and apply what may change. */
+void npd_reload(struct nmiprofd *d);
+
+/* loop.c: run until SIGTERM/SIGINT or a fatal backend error.  0 or -1. */
+int npd_loop(struct nmiprofd *d);
+
+#endif /* NMIPROFD_H */

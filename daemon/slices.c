@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time slices into the store (see slices.h).
+ *
+ * A slice that cannot be written (disk full, store directory gone) is
+ * not dropped: the aggregate keeps growing and the write is retried at
+ * the next boundary as one longer segment, so a transient failure costs
+ * time resolution, not samples.  np_agg bounds its own memory.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg.h"
+#include "np_log.h"
+#include "slices.h"
+#include "store.h"
+
+#define NS_PER_SEC	((uint64_t)1000000000)
+
+struct npd_slices {
+	struct np_agg *agg;
+	struct np_store *store;		/* NULL after a failed reopen */
+	struct np_store_opts sopts;
+	char dir[PATH_MAX];
+	uint64_t slice_ns;
+	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME */
+	uint64_t written;
+	int write_failing;		/* log a failure once, and the recovery */
+};
+
+static int npd_slices_symbolize(void *arg, uint32_t pid, uint64_t addr,
+				int kernel, struct np_sym *out)
+{
+	return np_symbolize(arg, pid, addr, kernel, out);
+}
+
+static void npd_slices_warn(void *arg, const char *msg)
+{
+	np_warn("store: %s", msg);
+}
+
+/* End of the aligned slice that contains t. */
+static uint64_t npd_slice_end(uint64_t t, uint64_t slice_ns)
+{
+	return (t / slice_ns + 1) * slice_ns;
+}
+
+static void npd_slices_store_opts(struct npd_slices *sl,
+				  const struct npd_config *cfg)
+{
+	np_store_opts_init(&sl->sopts);
+	snprintf(sl->dir, sizeof(sl->dir), "%s", cfg->store_dir);
+	sl->sopts.dir = sl->dir;
+	sl->sopts.max_bytes = cfg->retention_bytes;
+	sl->sopts.max_age_ns = cfg->retention_age_s * NS_PER_SEC;
+	sl->sopts.warn = npd_slices_warn;
+}
+
+struct npd_slices *npd_slices_open(const struct npd_config *cfg,
+				   struct np_symbolizer *sym,
+				   char *err, size_t errlen)
+{
+	struct npd_slices *sl = calloc(1, sizeof(*sl));
+	struct np_agg_opts ao;
+
+	if (!sl) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	np_agg_opts_init(&ao);
+	ao.symbolize = npd_slices_symbolize;
+	ao.symbolize_arg = sym;
+	sl->agg = np_agg_new(&ao);
+	if (!sl->agg) {
+		snprintf(err, errlen, "out of memory");
+		free(sl);
+		return NULL;
+	}
+	npd_slices_store_opts(sl, cfg);
+	sl->store = np_store_open(&sl->sopts, err, errlen);
+	if (!sl->store) {
+		np_agg_free(sl->agg);
+		free(sl);
+		return NULL;
+	}
+	sl->slice_ns = (uint64_t)cfg->slice_s * NS_PER_SEC;
+	sl->start_ns = np_store_now_ns();
+	sl->end_ns = npd_slice_end(sl->start_ns, sl->slice_ns);
+	return sl;
+}
+
+void npd_slices_close(struct npd_slices *sl)
+{
+	if (!sl)
+		return;
+	if (sl->store)
+		np_store_close(sl->store);
+	np_agg_free(sl->agg);
+	free(sl);
+}
+
+int npd_slices_sample(struct npd_slices *sl, const struct np_sample *s)
+{
+	return np_agg_sample(sl->agg, s);
+}
+
+void npd_slices_lost(struct npd_slices *sl, uint64_t lost)
+{
+	np_agg_lost(sl->agg, lost);
+}
+
+/* Write [start, end) and start the next slice at end. */
+static int npd_slices_write(struct npd_slices *sl, uint64_t end_ns)
+{
+	char err[256];
+
+	if (np_agg_samples(sl->agg) == 0 && np_agg_lost_count(sl->agg) == 0)
+		goto next;	/* nothing happened: no empty segment */
+	if (!sl->store) {
+		sl->store = np_store_open(&sl->sopts, err, sizeof(err));
+		if (!sl->store)
+			goto fail;
+		np_info("store %s reopened", sl->dir);
+	}
+	if (np_store_write(sl->store, sl->agg, sl->start_ns, end_ns,
+			   err, sizeof(err)) < 0)
+		goto fail;
+	np_dbg("slice %" PRIu64 "..%" PRIu64 ": %" PRIu64 " samples, %"
+	       PRIu64 " lost", sl->start_ns / NS_PER_SEC, end_ns / NS_PER_SEC,
+	       np_agg_samples(sl->agg), np_agg_lost_count(sl->agg));
+	if (sl->write_failing)
+		np_info("store writes work again: the pending slices were written as one");
+	sl->write_failing = 0;
+	sl->written++;
+	np_agg_reset(sl->agg);
+next:
+	sl->start_ns = end_ns;
+	return 0;
+fail:
+	if (!sl->write_failing)
+		np_err("cannot write a slice to %s: %s (keeping it in memory, retrying at the next slice)",
+		       sl->dir, err);
+	sl->write_failing = 1;
+	return -1;
+}
+
+void npd_slices_tick(struct npd_slices *sl, uint64_t now_ns)
+{
+	if (now_ns < sl->end_ns) {
+		/* The clock went back by more than a slice: realign. */
+		if (sl->end_ns - now_ns > sl->slice_ns)
+			sl->end_ns = npd_slice_end(now_ns, sl->slice_ns);
+		return;
+	}
+	npd_slices_write(sl, sl->end_ns);
+	/* After a suspend or a clock jump forward, skip the empty slices. */
+	sl->end_ns = npd_slice_end(now_ns, sl->slice_ns);
+}
+
+int npd_slices_flush(struct npd_slices *sl, uint64_t now_ns)
+{
+	if (now_ns <= sl->start_ns)
+		now_ns = sl->start_ns + 1;
+	return npd_slices_write(sl, now_ns);
+}
+
+void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg)
+{
+	uint64_t slice_ns = (uint64_t)cfg->slice_s * NS_PER_SEC;
+	char err[256];
+
+	if (slice_ns != sl->slice_ns) {
+		np_info("slice length %" PRIu64 " s -> %u s from the next slice",
+			sl->slice_ns / NS_PER_SEC, cfg->slice_s);
+		sl->slice_ns = slice_ns;
+	}
+	if (cfg->retention_bytes == sl->sopts.max_bytes &&
+	    cfg->retention_age_s * NS_PER_SEC == sl->sopts.max_age_ns)
+		return;
+	/*
+	 * The store takes its limits at open: reopen it.  The current
+	 * slice stays in memory meanwhile; if the reopen fails, the next
+	 * write retries it.
+	 */
+	if (sl->store)
+		np_store_close(sl->store);
+	npd_slices_store_opts(sl, cfg);
+	sl->store = np_store_open(&sl->sopts, err, sizeof(err));
+	if (!sl->store) {
+		np_err("cannot reopen the store %s with the new retention: %s",
+		       sl->dir, err);
+		return;
+	}
+	np_info("retention: %" PRIu64 " bytes, %" PRIu64 " s (0: unlimited)",
+		cfg->retention_bytes, cfg->retention_age_s);
+	np_store_prune(sl->store, 0);
+}
+
+uint64_t npd_slices_written(const struct npd_slices *sl)
+{
+	return sl->written;
+}
+
+uint64_t npd_slices_store_bytes(const struct npd_slices *sl)
+{
+	return sl->store ? np_store_bytes(sl->store) : 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The current time slice: samples are aggregated (np_agg, symbolized at
+ * ingest) until the slice's wall-clock end, then handed to the store as
+ * one segment.  Slices are aligned to multiples of slice_seconds of
+ * CLOCK_REALTIME (10:00:00-10:01:00 ...) so that stored segments line up
+ * across restarts; the first and the last slice of a run are partial.
+ */
+#ifndef NPD_SLICES_H
+#define NPD_SLICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "np_event.h"
+#include "np_symbols.h"
+
+struct npd_slices;
+
+/* Opens (creates) the store: fails if another daemon holds it. */
+struct npd_slices *npd_slices_open(const struct npd_config *cfg,
+				   struct np_symbolizer *sym,
+				   char *err, size_t errlen);
+void npd_slices_close(struct npd_slices *sl);
+
+/* 0, or -ENOMEM: the sample is counted as lost in the slice. */
+int npd_slices_sample(struct npd_slices *sl, const struct np_sample *s);
+void npd_slices_lost(struct npd_slices *sl, uint64_t lost);
+/* Write the slice out if now_ns (CLOCK_REALTIME) is past its end. */
+void npd_slices_tick(struct npd_slices *sl, uint64_t now_ns);
+/* Write the current, partial slice (shutdown).  0, or -1 (logged). */
+int npd_slices_flush(struct npd_slices *sl, uint64_t now_ns);
+/* New slice length (from the next slice on) and retention. */
+void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg);
+
+uint64_t npd_slices_written(const struct npd_slices *sl);
+uint64_t npd_slices_store_bytes(const struct npd_slices *sl);
+
+#endif /* NPD_SLICES_H */
