@@ -1,10 +1,388 @@
 // SPDX-License-Identifier: GPL-2.0
-/* placeholder, filled below */
+/*
+ * kmod backend: nmiprof.ko's /dev/nmiprof (include/nmiprof/nmiprof_abi.h).
+ *
+ *   open -> HELLO (ABI check) -> GET_FORMAT per record type (decoded by
+ *   field name, lib/np_format.c) -> CONFIGURE -> mmap each CPU's control
+ *   page (RW) and data pages (RO) -> START -> poll + drain (lib/kring.c).
+ *
+ * The module has no process filter: with a pid, samples of other
+ * processes are dropped here.  User frames are symbolized from a perf
+ * side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "np_backend_impl.h"
+#include "np_format.h"
+#include "np_kring.h"
+
+#define NR_MASK_BITS	(sizeof(((struct nmiprof_config *)0)->cpumask) * 8)
+
+struct kcpu {
+	int mapped;
+	void *ctrl;
+	void *data;
+	struct np_kring ring;
+};
+
+struct kmod_backend {
+	struct np_backend base;
+	int fd;
+	int pid;		/* -1: everything */
+	struct nmiprof_hello hello;
+	struct np_format *fmt;
+	struct np_perf_sideband *sb;	/* NULL if perf is unavailable */
+	uint64_t mask[NR_MASK_BITS / 64];
+	struct kcpu *cpus;	/* hello.nr_cpu_ids entries */
+	uint64_t sb_lost, filtered;
+	np_event_fn fn;		/* pid filter trampoline */
+	void *arg;
+};
+
+static const char *source_name(uint32_t src)
+{
+	switch (src) {
+	case NMIPROF_SRC_PMU: return "pmu";
+	case NMIPROF_SRC_IPI: return "ipi";
+	case NMIPROF_SRC_EXTERNAL: return "external";
+	default: return "unknown";
+	}
+}
+
+static int hello(struct kmod_backend *kb, char *err, size_t errlen)
+{
+	struct nmiprof_hello *h = &kb->hello;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = NMIPROF_MAGIC;
+	h->abi_version = NMIPROF_ABI_VERSION;
+	if (ioctl(kb->fd, NMIPROF_IOC_HELLO, h) < 0) {
+		if ((errno == EPROTO || errno == ENOTTY) &&
+		    h->abi_version != NMIPROF_ABI_VERSION)
+			snprintf(err, errlen, "nmiprof.ko speaks ABI v%u, this program v%u: "
+				 "install matching nmiprof versions", h->abi_version,
+				 NMIPROF_ABI_VERSION);
+		else if (errno == EPROTO || errno == ENOTTY)
+			snprintf(err, errlen, "nmiprof.ko rejected ABI v%u: install "
+				 "matching nmiprof versions", NMIPROF_ABI_VERSION);
+		else
+			snprintf(err, errlen, "%s: HELLO: %s", NMIPROF_DEVICE, strerror(errno));
+		return -1;
+	}
+	if (h->abi_version != NMIPROF_ABI_VERSION) {
+		snprintf(err, errlen, "nmiprof.ko speaks ABI v%u, this program v%u: "
+			 "install matching nmiprof versions", h->abi_version,
+			 NMIPROF_ABI_VERSION);
+		return -1;
+	}
+	if (!h->nr_cpu_ids || h->nr_cpu_ids > NR_MASK_BITS || !h->page_size ||
+	    !h->ring_data_size || (h->ring_data_size & (h->ring_data_size - 1))) {
+		snprintf(err, errlen, "nmiprof.ko HELLO: implausible reply (cpus %u, page %u, ring %llu)",
+			 h->nr_cpu_ids, h->page_size,
+			 (unsigned long long)h->ring_data_size);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_formats(struct kmod_backend *kb, char *err, size_t errlen)
+{
+	size_t cap = 8192;
+	char *buf = malloc(cap);
+
+	kb->fmt = np_format_new();
+	if (!buf || !kb->fmt) {
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t type = 1; type < NMIPROF_REC_MAX; type++) {
+		struct nmiprof_format_req req = {
+			.type = type, .len = cap, .buf = (uintptr_t)buf,
+		};
+
+		if (ioctl(kb->fd, NMIPROF_IOC_GET_FORMAT, &req) < 0) {
+			if ((errno == ENOSPC || errno == E2BIG) && req.len > cap) {
+				char *nb = realloc(buf, req.len);
+
+				if (nb) {
+					buf = nb;
+					cap = req.len;
+					type--;		/* retry with room */
+					continue;
+				}
+			}
+			if (type == NMIPROF_REC_LOCKUP && (errno == EINVAL || errno == ENOENT))
+				continue;	/* a module without the watchdog */
+			snprintf(err, errlen, "%s: GET_FORMAT(%u): %s", NMIPROF_DEVICE,
+				 type, strerror(errno));
+			free(buf);
+			return -1;
+		}
+		if (req.len > cap) {
+			char *nb = realloc(buf, req.len);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap = req.len;
+			type--;
+			continue;
+		}
+		buf[cap - 1] = '\0';
+		if (np_format_add(kb->fmt, buf, strnlen(buf, cap), err, errlen) < 0) {
+			free(buf);
+			return -1;
+		}
+	}
+	free(buf);
+	if (!np_format_has(kb->fmt, NMIPROF_REC_SAMPLE) ||
+	    !np_format_has(kb->fmt, NMIPROF_REC_LOST)) {
+		snprintf(err, errlen, "nmiprof.ko did not describe its sample and lost records");
+		return -1;
+	}
+	return 0;
+}
+
+static int configure(struct kmod_backend *kb, const struct np_backend_opts *o,
+		     char *err, size_t errlen)
+{
+	struct nmiprof_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.freq_hz = o->freq_hz;
+	c.source = NMIPROF_SRC_AUTO;
+	c.kstack_depth = o->kstack_depth;
+	c.ustack_depth = o->user_stacks ? o->ustack_depth : 0;
+	c.flags = o->user_stacks ? NMIPROF_CF_USER_STACKS : 0;
+	if (o->cpus) {
+		if (np_cpulist_parse(o->cpus, kb->mask, NR_MASK_BITS, err, errlen) < 0)
+			return -1;
+		memcpy(c.cpumask, kb->mask, sizeof(c.cpumask));
+	} else if (np_cpulist_online(kb->mask, NR_MASK_BITS, err, errlen) < 0) {
+		return -1;
+	}
+	if (ioctl(kb->fd, NMIPROF_IOC_CONFIGURE, &c) < 0) {
+		snprintf(err, errlen, "%s: CONFIGURE: %s", NMIPROF_DEVICE, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int cpu_selected(const struct kmod_backend *kb, uint32_t cpu)
+{
+	return cpu < NR_MASK_BITS && (kb->mask[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+/* Map every selected CPU's ring not mapped yet; -1 with err on failure. */
+static int map_rings(struct kmod_backend *kb, int must, char *err, size_t errlen)
+{
+	size_t psz = kb->hello.page_size, dsz = kb->hello.ring_data_size;
+
+	for (uint32_t cpu = 0; cpu < kb->hello.nr_cpu_ids; cpu++) {
+		struct kcpu *kc = &kb->cpus[cpu];
+
+		if (kc->mapped || !cpu_selected(kb, cpu))
+			continue;
+		kc->ctrl = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, kb->fd,
+				NMIPROF_MMAP_OFFSET(cpu, NMIPROF_MAP_CTRL));
+		if (kc->ctrl == MAP_FAILED)
+			goto fail;
+		kc->data = mmap(NULL, dsz, PROT_READ, MAP_SHARED, kb->fd,
+				NMIPROF_MMAP_OFFSET(cpu, NMIPROF_MAP_DATA));
+		if (kc->data == MAP_FAILED) {
+			munmap(kc->ctrl, psz);
+			goto fail;
+		}
+		if (np_kring_init(&kc->ring, kc->ctrl, kc->data, dsz, cpu, err, errlen) < 0) {
+			munmap(kc->ctrl, psz);
+			munmap(kc->data, dsz);
+			return -1;
+		}
+		kc->mapped = 1;
+		continue;
+fail:
+		if (must) {
+			snprintf(err, errlen, "%s: mmap of CPU %u ring: %s",
+				 NMIPROF_DEVICE, cpu, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int kmod_start(struct np_backend *b)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+	char err[128];
+
+	if (kb->sb)
+		np_perf_sideband_enable(kb->sb, 1);
+	if (ioctl(kb->fd, NMIPROF_IOC_START) < 0)
+		return -errno;
+	/* rings a module allocates only at START */
+	return map_rings(kb, 1, err, sizeof(err)) < 0 ? -ENOMEM : 0;
+}
+
+static int kmod_stop(struct np_backend *b)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+	int ret = ioctl(kb->fd, NMIPROF_IOC_STOP) < 0 ? -errno : 0;
+
+	if (kb->sb)
+		np_perf_sideband_enable(kb->sb, 0);
+	return ret;
+}
+
+static int kmod_poll(struct np_backend *b, int timeout_ms)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+	struct pollfd pfd = { .fd = kb->fd, .events = POLLIN };
+	int ret = poll(&pfd, 1, timeout_ms);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Drop other processes' samples when following one pid. */
+static int pid_filter(const struct np_event *ev, void *arg)
+{
+	struct kmod_backend *kb = arg;
+
+	if (ev->type == NP_EV_SAMPLE && ev->sample.pid != (uint32_t)kb->pid) {
+		kb->filtered++;
+		return 0;
+	}
+	return kb->fn(ev, kb->arg);
+}
+
+static int kmod_drain(struct np_backend *b, np_event_fn fn, void *arg)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+	int n = 0, stopped = 0;
+
+	if (kb->pid >= 0) {
+		kb->fn = fn;
+		kb->arg = arg;
+		fn = pid_filter;
+		arg = kb;
+	}
+	/* side-band first: the mappings the samples refer to */
+	if (kb->sb)
+		n += np_perf_sideband_drain(kb->sb, fn, arg, &kb->sb_lost);
+	for (uint32_t cpu = 0; cpu < kb->hello.nr_cpu_ids && !stopped; cpu++)
+		if (kb->cpus[cpu].mapped)
+			n += np_kring_drain(&kb->cpus[cpu].ring, kb->fmt, fn, arg,
+					    &stopped);
+	return n;
+}
+
+static int kmod_stats(struct np_backend *b, struct np_backend_stats *st)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+	uint32_t n = kb->hello.nr_cpu_ids;
+	struct nmiprof_cpu_stats *cs = calloc(n, sizeof(*cs));
+	struct nmiprof_stats s = { .nr_cpus = n, .cpus = (uintptr_t)cs };
+	uint64_t sum = 0;
+
+	if (!cs)
+		return -ENOMEM;
+	if (ioctl(kb->fd, NMIPROF_IOC_GET_STATS, &s) < 0) {
+		free(cs);
+		return -errno;
+	}
+	st->source = source_name(s.source);
+	st->nested_nmi_safe = s.nested_nmi_safe;
+	st->cost_min_ns = UINT64_MAX;
+	for (uint32_t i = 0; i < s.nr_cpus && i < n; i++) {
+		if (!cpu_selected(kb, i))
+			continue;
+		st->nr_cpus++;
+		st->samples += cs[i].samples;
+		st->lost += cs[i].lost;
+		sum += cs[i].cost_sum_ns;
+		if (cs[i].samples && cs[i].cost_min_ns < st->cost_min_ns)
+			st->cost_min_ns = cs[i].cost_min_ns;
+		if (cs[i].cost_max_ns > st->cost_max_ns)
+			st->cost_max_ns = cs[i].cost_max_ns;
+	}
+	if (st->cost_min_ns == UINT64_MAX)
+		st->cost_min_ns = 0;
+	st->cost_avg_ns = st->samples ? sum / st->samples : 0;
+	free(cs);
+	return 0;
+}
+
+static void kmod_close(struct np_backend *b)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+
+	for (uint32_t cpu = 0; kb->cpus && cpu < kb->hello.nr_cpu_ids; cpu++) {
+		if (!kb->cpus[cpu].mapped)
+			continue;
+		munmap(kb->cpus[cpu].ctrl, kb->hello.page_size);
+		munmap(kb->cpus[cpu].data, kb->hello.ring_data_size);
+	}
+	free(kb->cpus);
+	np_perf_sideband_close(kb->sb);
+	np_format_free(kb->fmt);
+	if (kb->fd >= 0)
+		close(kb->fd);
+	free(kb);
+}
+
+static const struct np_backend_ops kmod_ops = {
+	.name = "kmod",
+	.start = kmod_start,
+	.stop = kmod_stop,
+	.poll = kmod_poll,
+	.drain = kmod_drain,
+	.stats = kmod_stats,
+	.close = kmod_close,
+};
+
 struct np_backend *np_backend_kmod_open(const struct np_backend_opts *o,
 					char *err, size_t errlen)
 {
-	snprintf(err, errlen, "kmod backend not built");
+	struct kmod_backend *kb = calloc(1, sizeof(*kb));
+	char sberr[256];
+
+	if (!kb) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	kb->base.ops = &kmod_ops;
+	kb->pid = o->pid;
+	kb->fd = open(NMIPROF_DEVICE, O_RDWR | O_CLOEXEC);
+	if (kb->fd < 0) {
+		if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
+			snprintf(err, errlen, "%s missing: load nmiprof.ko (modprobe nmiprof) "
+				 "or use the libperf backend", NMIPROF_DEVICE);
+		else
+			snprintf(err, errlen, "%s: %s", NMIPROF_DEVICE, strerror(errno));
+		goto fail;
+	}
+	if (hello(kb, err, errlen) < 0 || load_formats(kb, err, errlen) < 0 ||
+	    configure(kb, o, err, errlen) < 0)
+		goto fail;
+	kb->cpus = calloc(kb->hello.nr_cpu_ids, sizeof(*kb->cpus));
+	if (!kb->cpus) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	/* rings a module allocates at CONFIGURE are mapped before START */
+	if (map_rings(kb, 0, err, errlen) < 0)
+		goto fail;
+	/* Without side-band, user frames fall back to /proc/PID/maps. */
+	kb->sb = np_perf_sideband_open(o, sberr, sizeof(sberr));
+	return &kb->base;
+fail:
+	kmod_close(&kb->base);
 	return NULL;
 }
