@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private to the nmiprof command: the subcommand table, exit codes and
+ * the few helpers every subcommand shares.  Each subcommand lives in its
+ * own cmd_<name>.c and gets (argc, argv) with argv[0] = its name.
+ */
+#ifndef NMIPROF_CLI_H
+#define NMIPROF_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "np_symbols.h"
+#include "topview.h"
+
+/* Exit codes: documented in nmiprof.1 and `nmiprof help`. */
+enum cli_exit {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,		/* bad command line */
+	EXIT_NO_DAEMON = 2,	/* nmiprofd needed but not reachable */
+	EXIT_NO_PERM = 3,	/* permission denied (perf_event_paranoid, /dev/nmiprof) */
+	EXIT_NO_BACKEND = 4,	/* no module and no usable perf backend */
+	EXIT_BAD_INPUT = 5,	/* input file or store missing, corrupt or foreign */
+	EXIT_FAILURE_RT = 6,	/* anything else at run time: I/O, memory */
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *out);
+};
+
+int cmd_top(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_lockups(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+void usage_top(FILE *out);
+void usage_record(FILE *out);
+void usage_report(FILE *out);
+void usage_export(FILE *out);
+void usage_lockups(FILE *out);
+void usage_status(FILE *out);
+
+/* "nmiprof: <cmd>: <message>" on stderr, one line. */
+void cli_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Usage error: the message, then "Try 'nmiprof CMD --help'."; EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Maps an errno from opening a backend/device to an exit code. */
+int cli_exit_for_errno(int err);
+
+/* Strict number parsing: the whole string, within [min, max]. */
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/*
+ * A point in time as CLOCK_REALTIME ns: "now", "@EPOCH" (seconds),
+ * a duration ago ("90s", "10m", "2h", "1d"), or local "YYYY-MM-DD[ HH:MM[:SS]]"
+ * (also with 'T').  0 on success.
+ */
+int cli_parse_time(const char *s, uint64_t now_ns, uint64_t *out);
+void cli_format_time(uint64_t ns, char *buf, size_t len);
+
+/*
+ * Symbolized frames as topview frames.  A frame without a symbol is
+ * named by its offset in the dso ("0x1a2b"), as perf does, so it stays
+ * one stable row; buf holds those names and must outlive the frames' use.
+ */
+struct cli_frames {
+	struct np_frame *f;
+	char (*names)[24];
+	size_t cap;
+};
+int cli_frames_reserve(struct cli_frames *cf, size_t n);
+void cli_frame_from_sym(struct cli_frames *cf, size_t i, const struct np_sym *s);
+void cli_frames_free(struct cli_frames *cf);
+
+/* Where report/export/lockups read profiles from. */
+struct cli_source {
+	const char *file;	/* -i FILE, else the store directory */
+	const char *store;	/* --store DIR, default NP_STORE_DEFAULT_DIR */
+	uint64_t since_ns, until_ns;	/* 0: unbounded */
+	int64_t pid;		/* -1: all; also pushed down to the reader */
+};
+
+/* Long options shared by report and export (short ones: i, K, U). */
+enum cli_opt {
+	OPT_STORE = 256, OPT_SINCE, OPT_UNTIL, OPT_PID, OPT_COMM, OPT_CPU,
+	OPT_PLIMIT, OPT_FIRST_FREE,
+};
+
+/*
+ * Handles a source or filter option of report/export.  Returns 0 if it
+ * was one, 1 if not, or an exit code (after the error line) when its
+ * argument is bad.
+ */
+int cli_source_option(const char *cmd, int opt, const char *arg,
+		      struct cli_source *src, struct tv_filter *f);
+
+struct cli_profile_info {
+	uint32_t segments, skipped;
+	uint64_t samples, lost;
+	uint64_t first_ns, last_ns;
+};
+
+/*
+ * Loads every matching sample into tv.  Returns EXIT_OK, or an exit code
+ * after printing one error line (unreadable input: EXIT_BAD_INPUT).
+ */
+int cli_load_profile(const char *cmd, const struct cli_source *src,
+		     struct topview *tv, struct cli_profile_info *info);
+
+#endif /* NMIPROF_CLI_H */
+
+/* ---- the hot-spot table, shared by report and top --stdio -------- */
+
+struct cli_table_opts {
+	size_t max_rows;	/* 0: all */
+	double percent_limit;	/* hide rows whose overhead is below, in % */
+	int callgraph;		/* -g: callers and callees under each row */
+	size_t graph_max;	/* per direction, default 5 */
+};
+
+/* One row formatted to width columns (0: no limit) without newline. */
+void cli_format_row(char *buf, size_t len, const struct tv_row *r,
+		    double total, size_t width);
+void cli_format_header(char *buf, size_t len, size_t width);
+/* The table of the last topview_sort(). */
+void cli_print_table(FILE *out, struct topview *tv,
+		     const struct cli_table_opts *o);
+const char *cli_basename(const char *path);
+
+/* ---- sampling (top, record) --------------------------------------- */
+
+struct np_backend;
+struct np_backend_opts;
+
+/* "kmod", "perf" (or "libperf"), "auto"; -1 if unknown. */
+int cli_parse_backend(const char *s);
+/* Opens and starts; on failure prints one line and sets *exit_code. */
+struct np_backend *cli_backend_start(const char *cmd,
+				     const struct np_backend_opts *o,
+				     int *exit_code);
+/* SIGINT/SIGTERM/SIGHUP set a flag instead of killing us (no SA_RESTART,
+ * so a blocking poll returns). */
+void cli_catch_signals(void);
+int cli_interrupted(void);

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the nmiprof subcommands (see cli.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "store.h"
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* One line, whatever the message carried in. */
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	if (cmd)
+		fprintf(stderr, "nmiprof: %s: %s\n", cmd, msg);
+	else
+		fprintf(stderr, "nmiprof: %s\n", msg);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_error(cmd, "%s (try 'nmiprof %s --help')", msg, cmd);
+	return EXIT_USAGE;
+}
+
+int cli_exit_for_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return EXIT_NO_PERM;
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+	case EOPNOTSUPP:
+	case EPROTO:
+		return EXIT_NO_BACKEND;
+	default:
+		return EXIT_FAILURE_RT;
+	}
+}
+
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_time(const char *s, uint64_t now_ns, uint64_t *out)
+{
+	static const struct { char unit; uint64_t ns; } units[] = {
+		{ 's', 1000000000ULL }, { 'm', 60000000000ULL },
+		{ 'h', 3600000000000ULL }, { 'd', 86400000000000ULL },
+	};
+	struct tm tm;
+	const char *end;
+	uint64_t v;
+
+	if (!strcmp(s, "now")) {
+		*out = now_ns;
+		return 0;
+	}
+	if (s[0] == '@') {
+		if (cli_parse_u64(s + 1, 0, UINT64_MAX / 1000000000ULL, &v))
+			return -1;
+		*out = v * 1000000000ULL;
+		return 0;
+	}
+	/* "10m": ten minutes ago */
+	size_t n = strlen(s);
+
+	if (n >= 2 && isdigit((unsigned char)s[0])) {
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			char num[32];
+
+			if (s[n - 1] != units[i].unit || n - 1 >= sizeof(num))
+				continue;
+			memcpy(num, s, n - 1);
+			num[n - 1] = 0;
+			if (cli_parse_u64(num, 0, UINT64_MAX / units[i].ns, &v))
+				return -1;
+			v *= units[i].ns;
+			*out = v > now_ns ? 1 : now_ns - v;
+			return 0;
+		}
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (!end)
+		return -1;
+	if (*end == ' ' || *end == 'T') {
+		const char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
+
+		if (!e2)
+			e2 = strptime(end + 1, "%H:%M", &tm);
+		end = e2;
+	}
+	if (!end || *end)
+		return -1;
+	tm.tm_isdst = -1;
+	time_t t = mktime(&tm);
+
+	if (t < 0)
+		return -1;
+	*out = (uint64_t)t * 1000000000ULL;
+	return 0;
+}
+
+void cli_format_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!ns || !localtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+}
+
+int cli_frames_reserve(struct cli_frames *cf, size_t n)
+{
+	size_t cap = cf->cap ? cf->cap : 64;
+	void *f, *names;
+
+	if (n <= cf->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	f = realloc(cf->f, cap * sizeof(*cf->f));
+	if (!f)
+		return -ENOMEM;
+	cf->f = f;
+	names = realloc(cf->names, cap * sizeof(*cf->names));
+	if (!names)
+		return -ENOMEM;
+	cf->names = names;
+	cf->cap = cap;
+	return 0;
+}
+
+void cli_frame_from_sym(struct cli_frames *cf, size_t i, const struct np_sym *s)
+{
+	cf->f[i].dso = s->dso ? s->dso : "[unknown]";
+	cf->f[i].kernel = s->kernel;
+	if (s->name) {
+		cf->f[i].sym = s->name;
+	} else {
+		snprintf(cf->names[i], sizeof(cf->names[i]), "0x%" PRIx64, s->offset);
+		cf->f[i].sym = cf->names[i];
+	}
+}
+
+void cli_frames_free(struct cli_frames *cf)
+{
+	free(cf->f);
+	free(cf->names);
+	memset(cf, 0, sizeof(*cf));
+}
+
+/* ---- loading a profile (report, export) -------------------------- */
+
+struct load_ctx {
+	const char *cmd;
+	struct topview *tv;
+	struct cli_frames cf;
+	char first_warning[512];
+	unsigned warnings;
+	int oom;
+};
+
+static void load_warn(void *arg, const char *msg)
+{
+	struct load_ctx *c = arg;
+
+	/* Held back: a file with no good segment turns it into the error. */
+	if (!c->warnings++)
+		snprintf(c->first_warning, sizeof(c->first_warning), "%s", msg);
+	else if (c->warnings <= 5)
+		cli_error(c->cmd, "warning: %s", msg);
+}
+
+static int load_sample(const struct np_prof_sample *s, void *arg)
+{
+	struct load_ctx *c = arg;
+	struct tv_sample ts;
+
+	if (cli_frames_reserve(&c->cf, s->nr_frames ? s->nr_frames : 1)) {
+		c->oom = 1;
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < s->nr_frames; i++)
+		cli_frame_from_sym(&c->cf, i, s->frames[i]);
+	ts = (struct tv_sample){
+		.cpu = s->cpu, .pid = s->pid, .comm = s->comm,
+		.frames = c->cf.f, .nr_frames = s->nr_frames,
+		.weight = (double)s->count,
+	};
+	if (!s->nr_frames) {
+		/* Never drop a sample: an empty stack is one unknown frame. */
+		static const struct np_frame unk = { "[unknown]", "[unknown]", 0 };
+
+		ts.frames = &unk;
+		ts.nr_frames = 1;
+	}
+	if (topview_add(c->tv, &ts)) {
+		c->oom = 1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int cli_load_profile(const char *cmd, const struct cli_source *src,
+		     struct topview *tv, struct cli_profile_info *info)
+{
+	struct load_ctx c = { .cmd = cmd, .tv = tv };
+	const char *what = src->file ? src->file :
+			   src->store ? src->store : NP_STORE_DEFAULT_DIR;
+	struct np_read_opts ro;
+	struct np_read_stats st = { 0 };
+	struct np_agg *a = np_agg_new(NULL);
+	char err[512] = "";
+	int ret;
+
+	if (!a) {
+		cli_error(cmd, "out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	np_read_opts_init(&ro);
+	ro.since_ns = src->since_ns;
+	ro.until_ns = src->until_ns;
+	ro.pid = src->pid;
+	ro.warn = load_warn;
+	ro.warn_arg = &c;
+	if (src->file)
+		ret = np_file_read(src->file, &ro, a, &st, err, sizeof(err));
+	else
+		ret = np_store_read(what, &ro, a, &st, err, sizeof(err));
+	if (ret < 0) {
+		cli_error(cmd, "%s", err[0] ? err : strerror(-ret));
+		np_agg_free(a);
+		return ret == -EACCES || ret == -EPERM ? EXIT_NO_PERM : EXIT_BAD_INPUT;
+	}
+	if (!st.segments && st.skipped) {
+		cli_error(cmd, "%s", c.first_warning[0] ? c.first_warning :
+			  "no readable profile segment");
+		np_agg_free(a);
+		return EXIT_BAD_INPUT;
+	}
+	if (c.warnings)
+		cli_error(cmd, "warning: %s", c.first_warning);
+	if (c.warnings > 5)
+		cli_error(cmd, "warning: %u more damaged segment(s) skipped",
+			  c.warnings - 5);
+	ret = np_profile_foreach(a, load_sample, &c);
+	cli_frames_free(&c.cf);
+	np_agg_free(a);
+	if (ret || c.oom) {
+		cli_error(cmd, "out of memory loading %s", what);
+		return EXIT_FAILURE_RT;
+	}
+	if (info) {
+		info->segments = st.segments;
+		info->skipped = st.skipped;
+		info->samples = st.samples;
+		info->lost = st.lost;
+		info->first_ns = st.first_ns;
+		info->last_ns = st.last_ns;
+	}
+	return EXIT_OK;
+}
+
+int cli_source_option(const char *cmd, int opt, const char *arg,
+		      struct cli_source *src, struct tv_filter *f)
+{
+	uint64_t v, now = np_store_now_ns();
+
+	switch (opt) {
+	case 'i':
+		src->file = arg;
+		return 0;
+	case OPT_STORE:
+		src->store = arg;
+		return 0;
+	case OPT_SINCE:
+	case OPT_UNTIL:
+		if (cli_parse_time(arg, now, &v))
+			return cli_usage_error(cmd, "bad time '%s'", arg);
+		if (opt == OPT_SINCE)
+			src->since_ns = v;
+		else
+			src->until_ns = v;
+		return 0;
+	case OPT_PID:
+		if (cli_parse_u64(arg, 0, INT32_MAX, &v))
+			return cli_usage_error(cmd, "bad pid '%s'", arg);
+		src->pid = (int64_t)v;
+		f->pid = (int64_t)v;
+		return 0;
+	case OPT_COMM:
+		if (strlen(arg) >= TV_COMM_MAX)
+			return cli_usage_error(cmd, "comm '%s' is longer than %d bytes",
+					       arg, TV_COMM_MAX - 1);
+		snprintf(f->comm, sizeof(f->comm), "%s", arg);
+		return 0;
+	case OPT_CPU:
+		if (cli_parse_u64(arg, 0, 65535, &v))
+			return cli_usage_error(cmd, "bad cpu '%s'", arg);
+		f->cpu = (int)v;
+		return 0;
+	case 'K':
+		f->kernel = 1;
+		f->user = 0;
+		return 0;
+	case 'U':
+		f->user = 1;
+		f->kernel = 0;
+		return 0;
+	}
+	return 1;
+}
+

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nmiprof lockups: the hard-lockup reports nmiprofd stored (lockstore.h):
+ * a list, or one report in full (registers and symbolized stack).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lockstore.h"
+
+void usage_lockups(FILE *out)
+{
+	fprintf(out,
+		"Usage: nmiprof lockups [--store DIR] [list]\n"
+		"       nmiprof lockups [--store DIR] show ID\n\n"
+		"List the hard lockups nmiprofd recorded (oldest first), or show one:\n"
+		"the stuck CPU's task, registers and kernel stack.\n\n"
+		"      --store DIR        the daemon's store (default %s)\n"
+		"  -h, --help             this text\n", NP_STORE_DEFAULT_DIR);
+}
+
+enum { OPT_LSTORE = 256 };
+
+static const struct option lockups_opts[] = {
+	{ "store", required_argument, NULL, OPT_LSTORE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct list_ctx {
+	unsigned n, warned;
+};
+
+static void list_warn(void *arg, const char *msg)
+{
+	struct list_ctx *c = arg;
+
+	c->warned++;
+	cli_error("lockups", "warning: %s", msg);
+}
+
+static void flags_str(uint32_t flags, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", flags & NMIPROF_LF_HARD ? "hard" : "-",
+		 flags & NMIPROF_LF_RECOVERED ? ",recovered" : "");
+}
+
+static int list_one(const struct np_lockup_rec *r, void *arg)
+{
+	struct list_ctx *c = arg;
+	char when[32], fl[32];
+
+	if (!c->n++)
+		printf("%-24s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "ID", "TIME",
+		       "CPU", "PID", "COMM", "STUCK", "FLAGS");
+	cli_format_time(r->wall_ns, when, sizeof(when));
+	flags_str(r->flags, fl, sizeof(fl));
+	printf("%-24s  %-19s  %4u  %8u  %-16s  %7.2fs  %s\n", r->id, when, r->cpu,
+	       r->pid, r->comm, (double)r->stuck_ns / 1e9, fl);
+	return 0;
+}
+
+static void show(const struct np_lockup_rec *r)
+{
+	static const char *const names[] = {
+		"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10",
+		"r9", "r8", "ax", "cx", "dx", "si", "di", "orig_ax",
+		"ip", "cs", "flags", "sp", "ss",
+	};
+	const uint64_t *regs = (const uint64_t *)&r->regs;
+	char when[32], fl[32];
+
+	cli_format_time(r->wall_ns, when, sizeof(when));
+	flags_str(r->flags, fl, sizeof(fl));
+	printf("lockup %s\n  time:  %s\n  cpu:   %u\n  task:  %s pid %u tid %u\n"
+	       "  stuck: %.3f s\n  flags: %s\n\nregisters:\n", r->id, when, r->cpu,
+	       r->comm, r->pid, r->tid, (double)r->stuck_ns / 1e9, fl);
+	_Static_assert(sizeof(names) / sizeof(names[0]) ==
+		       sizeof(struct nmiprof_regs) / sizeof(uint64_t), "regs");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		printf("  %-7s 0x%016" PRIx64 "%s", names[i], regs[i],
+		       i % 3 == 2 ? "\n" : "");
+	printf("\n\nkernel stack (innermost first):\n");
+	for (uint32_t i = 0; i < r->nr_frames; i++) {
+		const struct np_sym *s = r->frames ? &r->frames[i] : NULL;
+
+		if (s && s->name)
+			printf("  #%-3u 0x%016" PRIx64 "  %s+0x%" PRIx64 " %s\n", i,
+			       r->addrs[i], s->name, s->offset,
+			       s->dso ? s->dso : "[unknown]");
+		else
+			printf("  #%-3u 0x%016" PRIx64 "  [unknown]\n", i, r->addrs[i]);
+	}
+	if (!r->nr_frames)
+		printf("  (no stack was captured)\n");
+}
+
+int cmd_lockups(int argc, char **argv)
+{
+	const char *store = NP_STORE_DEFAULT_DIR, *verb = "list";
+	struct list_ctx c = { 0 };
+	char err[512] = "";
+	int opt, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", lockups_opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_LSTORE:
+			store = optarg;
+			break;
+		case 'h':
+			usage_lockups(stdout);
+			return EXIT_OK;
+		case ':':
+			return cli_usage_error("lockups", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("lockups", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		verb = argv[optind++];
+	if (!strcmp(verb, "list")) {
+		if (optind < argc)
+			return cli_usage_error("lockups", "unexpected argument '%s'",
+					       argv[optind]);
+		ret = np_lockstore_list(store, list_one, &c, list_warn, &c, err,
+					sizeof(err));
+		if (ret == -ENOENT) {
+			/* A store without a lockups/ directory has none yet. */
+			printf("no lockups recorded in %s\n", store);
+			return EXIT_OK;
+		}
+		if (ret < 0) {
+			cli_error("lockups", "%s", err[0] ? err : strerror(-ret));
+			return ret == -EACCES ? EXIT_NO_PERM : EXIT_BAD_INPUT;
+		}
+		if (!c.n)
+			printf("no lockups recorded in %s\n", store);
+		return EXIT_OK;
+	}
+	if (!strcmp(verb, "show")) {
+		struct np_lockup_rec *r = NULL;
+
+		if (optind >= argc)
+			return cli_usage_error("lockups", "show needs a lockup ID");
+		if (optind + 1 < argc)
+			return cli_usage_error("lockups", "unexpected argument '%s'",
+					       argv[optind + 1]);
+		ret = np_lockstore_read(store, argv[optind], &r, err, sizeof(err));
+		if (ret < 0) {
+			cli_error("lockups", "%s", err[0] ? err : strerror(-ret));
+			return ret == -EACCES ? EXIT_NO_PERM : EXIT_BAD_INPUT;
+		}
+		show(r);
+		np_lockup_rec_free(r);
+		return EXIT_OK;
+	}
+	return cli_usage_error("lockups", "unknown action '%s' (list, show ID)", verb);
+}

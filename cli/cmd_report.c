@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nmiprof report: the hot-spot table of a profile file (-i) or of the
+ * daemon's store over a time range, with perf report's filters.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "store.h"
+
+void usage_report(FILE *out)
+{
+	fprintf(out,
+		"Usage: nmiprof report [-i FILE | [--store DIR] [--since T] [--until T]]\n"
+		"                      [-s KEY] [--pid PID] [--comm NAME] [--cpu N]\n"
+		"                      [--kernel | --user] [-g] [--percent-limit PCT] [-n ROWS]\n\n"
+		"Print the hot-spot table of a profile recorded with 'nmiprof record',\n"
+		"or of the daemon's store (default %s) between --since and --until.\n\n"
+		"  -i, --input FILE       read FILE instead of the store\n"
+		"      --store DIR        the daemon's store directory\n"
+		"      --since T, --until T\n"
+		"                         time range: 'now', '@EPOCH', a duration ago ('10m',\n"
+		"                         '2h', '1d') or 'YYYY-MM-DD[ HH:MM[:SS]]' local time\n"
+		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
+		"      --pid PID          only this process\n"
+		"      --comm NAME        only this command name\n"
+		"      --cpu N            only samples taken on CPU N\n"
+		"  -K, --kernel           kernel frames only\n"
+		"  -U, --user             user frames only\n"
+		"  -g, --call-graph       show each row's callers and callees\n"
+		"      --percent-limit PCT  hide rows with less overhead\n"
+		"  -n, --rows N           print at most N rows\n"
+		"  -h, --help             this text\n", NP_STORE_DEFAULT_DIR);
+}
+
+
+static const struct option report_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "sort", required_argument, NULL, 's' },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "kernel", no_argument, NULL, 'K' },
+	{ "user", no_argument, NULL, 'U' },
+	{ "call-graph", no_argument, NULL, 'g' },
+	{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
+	{ "rows", required_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_report(int argc, char **argv)
+{
+	struct cli_source src = { .pid = -1 };
+	struct cli_table_opts to = { 0 };
+	struct cli_profile_info info;
+	enum tv_sort sort = TV_SORT_SELF;
+	struct topview *tv;
+	struct tv_filter f;
+	char t0[32], t1[32];
+	uint64_t v;
+	int opt, ret;
+
+	tv_filter_init(&f);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:s:KUgn:h", report_opts, NULL)) != -1) {
+		ret = cli_source_option("report", opt, optarg, &src, &f);
+		if (ret == 0)
+			continue;
+		if (ret != 1)
+			return ret;
+		switch (opt) {
+		case 's':
+			ret = tv_sort_parse(optarg);
+			if (ret < 0)
+				return cli_usage_error("report", "unknown sort key '%s'", optarg);
+			sort = (enum tv_sort)ret;
+			break;
+		case 'g':
+			to.callgraph = 1;
+			break;
+		case OPT_PLIMIT: {
+			char *end;
+			double p = strtod(optarg, &end);
+
+			if (*end || end == optarg || !(p >= 0 && p <= 100))
+				return cli_usage_error("report", "bad percent limit '%s'", optarg);
+			to.percent_limit = p;
+			break;
+		}
+		case 'n':
+			if (cli_parse_u64(optarg, 1, SIZE_MAX, &v))
+				return cli_usage_error("report", "bad row count '%s'", optarg);
+			to.max_rows = (size_t)v;
+			break;
+		case 'h':
+			usage_report(stdout);
+			return EXIT_OK;
+		case ':':
+			return cli_usage_error("report", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("report", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	if (src.file && (src.store || src.since_ns || src.until_ns))
+		return cli_usage_error("report", "-i FILE excludes --store/--since/--until");
+
+	tv = topview_new();
+	if (!tv) {
+		cli_error("report", "out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	/* The filter first: rows are then built once, while loading. */
+	topview_set_filter(tv, &f);
+	ret = cli_load_profile("report", &src, tv, &info);
+	if (ret) {
+		topview_free(tv);
+		return ret;
+	}
+	topview_sort(tv, sort);
+	cli_format_time(info.first_ns, t0, sizeof(t0));
+	cli_format_time(info.last_ns, t1, sizeof(t1));
+	printf("# nmiprof report: %s\n",
+	       src.file ? src.file : src.store ? src.store : NP_STORE_DEFAULT_DIR);
+	printf("# samples: %llu  lost: %llu  segments: %u  span: %s .. %s\n",
+	       (unsigned long long)info.samples, (unsigned long long)info.lost,
+	       info.segments, t0, t1);
+	printf("# shown: %.0f samples  sort: %s%s%s\n#\n", topview_total(tv),
+	       tv_sort_name(sort), f.kernel && !f.user ? "  kernel frames only" : "",
+	       f.user && !f.kernel ? "  user frames only" : "");
+	cli_print_table(stdout, tv, &to);
+	topview_free(tv);
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_error("report", "write error on standard output");
+		return EXIT_FAILURE_RT;
+	}
+	return EXIT_OK;
+}

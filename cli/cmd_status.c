@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nmiprof status: is the module loaded, which NMI source does it use,
+ * is the nested-NMI entry safe, what does the handler cost per CPU, how
+ * much was lost, and what state are the daemon and its store in.
+ * Asks nmiprofd over its socket when it runs, else looks directly
+ * (/sys/module/nmiprof, /dev/nmiprof, the store directory).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "np_ctl.h"
+#include "store.h"
+
+void usage_status(FILE *out)
+{
+	fprintf(out,
+		"Usage: nmiprof status [--socket PATH] [--store DIR]\n\n"
+		"Show the module (loaded, NMI source, nested-NMI safety, handler cost\n"
+		"and losses per CPU), the daemon and its store.\n\n"
+		"      --socket PATH      nmiprofd's control socket (default %s)\n"
+		"      --store DIR        store to inspect when no daemon runs\n"
+		"                         (default %s)\n"
+		"  -h, --help             this text\n\n"
+		"Exit status 0 whenever the report could be printed.\n",
+		NP_CTL_DEFAULT_SOCKET, NP_STORE_DEFAULT_DIR);
+}
+
+enum { OPT_SOCKET = 256, OPT_SSTORE };
+
+static const struct option status_opts[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "store", required_argument, NULL, OPT_SSTORE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *source_name(uint32_t s)
+{
+	switch (s) {
+	case NMIPROF_SRC_PMU: return "pmu (cycles overflow NMI)";
+	case NMIPROF_SRC_IPI: return "ipi (buddy hrtimer NMI IPIs)";
+	case NMIPROF_SRC_EXTERNAL: return "external (unclaimed NMIs)";
+	default: return "auto/unknown";
+	}
+}
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+/* The module, straight from the device. */
+static void module_status(void)
+{
+	struct nmiprof_hello hello;
+	struct nmiprof_stats st;
+	struct nmiprof_cpu_stats *cpus;
+	char ver[64];
+	int fd;
+
+	if (access("/sys/module/nmiprof", F_OK)) {
+		printf("module:   not loaded (/sys/module/nmiprof absent); "
+		       "top/record use perf events\n");
+		return;
+	}
+	read_line("/sys/module/nmiprof/version", ver, sizeof(ver));
+	printf("module:   loaded%s%s\n", ver[0] ? ", version " : "", ver);
+	fd = open(NMIPROF_DEVICE, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		printf("device:   %s: %s\n", NMIPROF_DEVICE, strerror(errno));
+		return;
+	}
+	memset(&hello, 0, sizeof(hello));
+	hello.magic = NMIPROF_MAGIC;
+	hello.abi_version = NMIPROF_ABI_VERSION;
+	if (ioctl(fd, NMIPROF_IOC_HELLO, &hello)) {
+		printf("device:   %s: hello: %s (module ABI %u, ours %u)\n",
+		       NMIPROF_DEVICE, strerror(errno), hello.abi_version,
+		       NMIPROF_ABI_VERSION);
+		close(fd);
+		return;
+	}
+	printf("nmi:      nested-NMI-safe entry %s\n",
+	       hello.nested_nmi_safe ? "found (repeat_nmi/end_repeat_nmi)" :
+	       "NOT found: sampling refused");
+	cpus = calloc(hello.nr_cpu_ids ? hello.nr_cpu_ids : 1, sizeof(*cpus));
+	memset(&st, 0, sizeof(st));
+	st.nr_cpus = hello.nr_cpu_ids;
+	st.cpus = (uint64_t)(uintptr_t)cpus;
+	if (!cpus || ioctl(fd, NMIPROF_IOC_GET_STATS, &st)) {
+		printf("stats:    unavailable: %s\n", cpus ? strerror(errno) : "no memory");
+		free(cpus);
+		close(fd);
+		return;
+	}
+	printf("source:   %s, %s\n", source_name(st.source),
+	       st.running ? "running" : "stopped");
+	printf("%5s %12s %10s %10s %10s %10s %10s %8s\n", "CPU", "samples", "lost",
+	       "latched", "min ns", "avg ns", "max ns", "lockups");
+	for (uint32_t i = 0; i < st.nr_cpus && i < hello.nr_cpu_ids; i++) {
+		const struct nmiprof_cpu_stats *c = &cpus[i];
+
+		if (!c->samples && !c->lost && !c->lockups)
+			continue;
+		printf("%5u %12llu %10llu %10llu %10llu %10llu %10llu %8llu\n", i,
+		       (unsigned long long)c->samples, (unsigned long long)c->lost,
+		       (unsigned long long)c->latched,
+		       (unsigned long long)c->cost_min_ns,
+		       (unsigned long long)(c->samples ? c->cost_sum_ns / c->samples : 0),
+		       (unsigned long long)c->cost_max_ns,
+		       (unsigned long long)c->lockups);
+	}
+	free(cpus);
+	close(fd);
+}
+
+static void daemon_status(const struct np_ctl_status *s)
+{
+	printf("daemon:   nmiprofd %s pid %lld, up %llus, %u client(s)\n", s->version,
+	       (long long)s->pid, (unsigned long long)s->uptime_s, s->clients);
+	printf("backend:  %s, source %s, %u CPUs at %u Hz\n", s->backend, s->source,
+	       s->nr_cpus, s->freq_hz);
+	printf("samples:  %llu  lost: %llu  lockups: %llu\n",
+	       (unsigned long long)s->samples, (unsigned long long)s->lost,
+	       (unsigned long long)s->lockups);
+	if (s->nested_nmi_safe >= 0)
+		printf("nmi:      nested-NMI-safe entry %s\n",
+		       s->nested_nmi_safe ? "found" : "NOT found");
+	if (s->cost_max_ns)
+		printf("handler:  min %llu ns, avg %llu ns, max %llu ns\n",
+		       (unsigned long long)s->cost_min_ns,
+		       (unsigned long long)s->cost_avg_ns,
+		       (unsigned long long)s->cost_max_ns);
+	printf("store:    %s, %llu bytes, %llu slice(s) of %us written, live %us\n",
+	       s->store_dir, (unsigned long long)s->store_bytes,
+	       (unsigned long long)s->slices, s->slice_s, s->live_s);
+	if (s->warning[0])
+		printf("warning:  %s\n", s->warning);
+}
+
+struct seg_count {
+	uint64_t n, bytes, first, last;
+};
+
+static int count_seg(const char *name, const struct np_seg_info *in, void *arg)
+{
+	struct seg_count *c = arg;
+
+	c->n++;
+	c->bytes += in->size;
+	if (!c->first || in->start_ns < c->first)
+		c->first = in->start_ns;
+	if (in->end_ns > c->last)
+		c->last = in->end_ns;
+	return 0;
+}
+
+static void quiet(void *arg, const char *msg)
+{
+	(*(unsigned *)arg)++;
+}
+
+static void store_status(const char *dir)
+{
+	struct seg_count c = { 0 };
+	unsigned damaged = 0;
+	char err[512], t0[32], t1[32];
+
+	if (np_store_list(dir, count_seg, &c, quiet, &damaged, err, sizeof(err))) {
+		printf("store:    %s\n", err);
+		return;
+	}
+	cli_format_time(c.first, t0, sizeof(t0));
+	cli_format_time(c.last, t1, sizeof(t1));
+	printf("store:    %s: %llu segment(s), %llu bytes, %s .. %s%s\n", dir,
+	       (unsigned long long)c.n, (unsigned long long)c.bytes, t0, t1,
+	       damaged ? " (some damaged)" : "");
+}
+
+int cmd_status(int argc, char **argv)
+{
+	const char *sock = NP_CTL_DEFAULT_SOCKET, *store = NP_STORE_DEFAULT_DIR;
+	struct np_ctl_client *c;
+	struct np_ctl_status st;
+	char err[512], paranoid[16];
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", status_opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_SOCKET:
+			sock = optarg;
+			break;
+		case OPT_SSTORE:
+			store = optarg;
+			break;
+		case 'h':
+			usage_status(stdout);
+			return EXIT_OK;
+		case ':':
+			return cli_usage_error("status", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("status", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
+
+	printf("nmiprof %s\n", NMIPROF_VERSION);
+	module_status();
+	read_line("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid));
+	if (paranoid[0])
+		printf("perf:     perf_event_paranoid = %s%s\n", paranoid,
+		       atoi(paranoid) > 0 && geteuid() ?
+		       " (system-wide sampling needs root or CAP_PERFMON)" : "");
+
+	c = np_ctl_open(sock, err, sizeof(err));
+	if (c && !np_ctl_status(c, &st, err, sizeof(err))) {
+		daemon_status(&st);
+	} else {
+		printf("daemon:   not reachable (%s)\n", err);
+		store_status(store);
+	}
+	if (c)
+		np_ctl_close(c);
+	return EXIT_OK;
+}

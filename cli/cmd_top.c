@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nmiprof top: live hot spots, in the spirit of perf top.
+ *
+ * It needs no daemon: a backend runs in-process through libnmiprof
+ * (auto: nmiprof.ko's rings when /dev/nmiprof exists, else perf events),
+ * every sample is symbolized here and fed to a topview, and the view is
+ * redrawn every -d seconds.  --stdio/--once print the same table as
+ * text and never initialise ncurses.
+ *
+ * The loop never blocks on the terminal: it polls the backend in short
+ * slices and reads keys without waiting, so samples keep flowing while
+ * a prompt or the help screen is up.
+ */
+#include <curses.h>
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "np_backend.h"
+#include "np_symbols.h"
+
+#define TOP_DECAY	(7.0 / 8.0)	/* per refresh, as perf top */
+#define TOP_POLL_MS	50		/* key latency while sampling */
+#define TOP_GRAPH_MAX	8		/* callers / callees shown per side */
+#define TOP_STDIO_ROWS	25
+
+void usage_top(FILE *out)
+{
+	fprintf(out,
+		"Usage: nmiprof top [-F HZ] [-p PID] [-C CPUS] [-d SECS] [--backend kmod|perf]\n"
+		"                   [-n ROWS] [-K | -U] [-s KEY] [--no-decay] [--stdio] [--once]\n\n"
+		"Live hot spots, refreshed every -d seconds.  Runs its own sampling\n"
+		"backend (no daemon needed): nmiprof.ko if /dev/nmiprof exists, else\n"
+		"perf events.\n\n"
+		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
+		"  -p, --pid PID          only this process\n"
+		"  -C, --cpu CPUS         only these CPUs, e.g. 0,2-3\n"
+		"  -d, --delay SECS       refresh period (default 2)\n"
+		"      --backend B        auto (default), kmod, perf\n"
+		"  -n, --rows N           rows to print with --stdio/--once (default %d)\n"
+		"  -K, --kernel-only      kernel frames only\n"
+		"  -U, --user-only        user frames only\n"
+		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
+		"      --no-decay         start with decay off (key d toggles it)\n"
+		"      --stdio            print the table every refresh, no full screen\n"
+		"      --once             sample one period, print the table, exit\n"
+		"  -h, --help             this text\n\n"
+		"Keys: Up/Down/PgUp/PgDn/Home/End move, Enter expands callers and callees,\n"
+		"s cycles the sort key, k/u toggle kernel/user frames, c/p/t filter by\n"
+		"CPU/pid/comm, / searches symbols, z zeroes, d toggles decay, P pauses,\n"
+		"h shows help, q quits.\n", TOP_STDIO_ROWS);
+}
+
+enum { OPT_BACKEND = 256, OPT_STDIO, OPT_ONCE, OPT_NO_DECAY };
+
+static const struct option top_opts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "rows", required_argument, NULL, 'n' },
+	{ "kernel-only", no_argument, NULL, 'K' },
+	{ "user-only", no_argument, NULL, 'U' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "no-decay", no_argument, NULL, OPT_NO_DECAY },
+	{ "stdio", no_argument, NULL, OPT_STDIO },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+enum prompt_kind { PROMPT_NONE, PROMPT_CPU, PROMPT_PID, PROMPT_COMM, PROMPT_SEARCH };
+
+struct top {
+	struct np_backend *b;
+	struct np_symbolizer *syms;
+	struct topview *tv;
+	struct cli_frames cf;
+	struct tv_filter filter;
+	enum tv_sort sort;
+	uint64_t events_lost, add_failed;
+	int decay, paused;
+	unsigned delay_s;
+	size_t stdio_rows;
+
+	/* full-screen state */
+	size_t cursor, scroll;
+	int help;
+	int expanded;			/* the row below is expanded */
+	struct {			/* which row: survives re-sorting */
+		uint32_t pid;
+		char comm[TV_COMM_MAX], dso[256], sym[256];
+	} exp;
+	enum prompt_kind prompt;
+	char input[64];
+	char message[160];
+};
+
+/* ---- sampling ------------------------------------------------------ */
+
+static int add_sample(struct top *t, const struct np_sample *s)
+{
+	size_t n = (size_t)s->nr_kframes + s->nr_uframes, i = 0;
+	struct np_sym sym;
+	struct tv_sample ts;
+
+	if (cli_frames_reserve(&t->cf, n ? n : 1))
+		return -ENOMEM;
+	for (unsigned k = 0; k < s->nr_kframes; k++, i++) {
+		np_symbolize(t->syms, s->pid, s->kframes[k], 1, &sym);
+		cli_frame_from_sym(&t->cf, i, &sym);
+	}
+	for (unsigned u = 0; u < s->nr_uframes; u++, i++) {
+		np_symbolize(t->syms, s->pid, s->uframes[u], 0, &sym);
+		cli_frame_from_sym(&t->cf, i, &sym);
+	}
+	if (!n) {
+		/* No stack at all: the interrupted ip alone. */
+		int kernel = !(s->flags & NMIPROF_RF_USER_MODE);
+
+		np_symbolize(t->syms, s->pid, s->ip, kernel, &sym);
+		cli_frame_from_sym(&t->cf, 0, &sym);
+		n = 1;
+	}
+	ts = (struct tv_sample){
+		.cpu = s->cpu, .pid = s->pid, .comm = s->comm,
+		.frames = t->cf.f, .nr_frames = (unsigned)n, .weight = 1,
+	};
+	return topview_add(t->tv, &ts);
+}
+
+static int on_event(const struct np_event *ev, void *arg)
+{
+	struct top *t = arg;
+
+	switch (ev->type) {
+	case NP_EV_SAMPLE:
+		if (!t->paused && add_sample(t, &ev->sample))
+			t->add_failed++;
+		break;
+	case NP_EV_LOST:
+		t->events_lost += ev->lost.lost;
+		break;
+	case NP_EV_MMAP:
+	case NP_EV_COMM:
+	case NP_EV_FORK:
+	case NP_EV_EXIT:
+		np_symbolizer_event(t->syms, ev);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Poll and drain for up to ms; returns <0 on a backend failure. */
+static int pump(struct top *t, int ms)
+{
+	int ret = np_backend_poll(t->b, ms);
+
+	if (ret < 0 && ret != -EINTR)
+		return ret;
+	ret = np_backend_drain(t->b, on_event, t);
+	return ret < 0 && ret != -EINTR ? ret : 0;
+}
+
+static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2)
+{
+	struct np_backend_stats st;
+	char filt[160] = "";
+	size_t off = 0;
+
+	memset(&st, 0, sizeof(st));
+	np_backend_stats(t->b, &st);
+	snprintf(l1, n1, "nmiprof top  backend: %s (%s)  CPUs: %u  samples: %llu  "
+		 "lost: %llu  shown: %.0f",
+		 st.backend ? st.backend : np_backend_name(t->b),
+		 st.source ? st.source : "?", st.nr_cpus,
+		 (unsigned long long)st.samples,
+		 (unsigned long long)(st.lost > t->events_lost ? st.lost : t->events_lost),
+		 topview_total(t->tv));
+	if (t->filter.cpu >= 0)
+		off += (size_t)snprintf(filt + off, sizeof(filt) - off, " cpu=%d",
+					t->filter.cpu);
+	if (t->filter.pid >= 0 && off < sizeof(filt))
+		off += (size_t)snprintf(filt + off, sizeof(filt) - off, " pid=%lld",
+					(long long)t->filter.pid);
+	if (t->filter.comm[0] && off < sizeof(filt))
+		off += (size_t)snprintf(filt + off, sizeof(filt) - off, " comm=%s",
+					t->filter.comm);
+	if (t->filter.search[0] && off < sizeof(filt))
+		snprintf(filt + off, sizeof(filt) - off, " search=%s", t->filter.search);
+	snprintf(l2, n2, "sort: %s  frames: %s  decay: %s  every %us%s%s%s",
+		 tv_sort_name(t->sort),
+		 t->filter.kernel && t->filter.user ? "kernel+user" :
+		 t->filter.kernel ? "kernel" : "user",
+		 t->decay ? "on" : "off", t->delay_s,
+		 filt[0] ? "  filter:" : "", filt, t->paused ? "  [PAUSED]" : "");
+}
+
+/* ---- --stdio / --once ---------------------------------------------- */
+
+static int run_stdio(struct top *t, int once)
+{
+	struct cli_table_opts to = { .max_rows = t->stdio_rows };
+	char l1[256], l2[256];
+
+	for (;;) {
+		uint64_t end = mono_ms() + (uint64_t)t->delay_s * 1000;
+
+		while (!cli_interrupted() && mono_ms() < end) {
+			int ret = pump(t, TOP_POLL_MS * 4);
+
+			if (ret < 0) {
+				cli_error("top", "reading samples: %s", strerror(-ret));
+				return EXIT_FAILURE_RT;
+			}
+		}
+		topview_sort(t->tv, t->sort);
+		header_lines(t, l1, sizeof(l1), l2, sizeof(l2));
+		printf("# %s\n# %s\n", l1, l2);
+		cli_print_table(stdout, t->tv, &to);
+		if (fflush(stdout) || ferror(stdout))
+			return EXIT_FAILURE_RT;
+		if (once || cli_interrupted())
+			return EXIT_OK;
+		putchar('\n');
+		if (t->decay)
+			topview_decay(t->tv, TOP_DECAY);
+	}
+}
+
+/* ---- full screen ----------------------------------------------------- */
+
+static const char *const help_text[] = {
+	"nmiprof top: keys",
+	"",
+	"  Up, Down, PgUp, PgDn, Home, End   move the cursor",
+	"  Enter      expand / collapse the row: its callers and callees",
+	"  s          cycle the sort key: self, children, comm, dso, symbol",
+	"  k          toggle kernel frames",
+	"  u          toggle user frames",
+	"  c          filter by CPU (empty: all)",
+	"  p          filter by pid (empty: all)",
+	"  t          filter by command name (empty: all)",
+	"  /          show only symbols containing a string (empty: all)",
+	"  z          zero every count",
+	"  d          toggle decay (counts fade by 7/8 per refresh)",
+	"  P          pause / resume",
+	"  h, ?       this help",
+	"  q          quit",
+	"",
+	"Columns: overhead = self / shown samples; self = samples in the",
+	"function itself; children = samples with it anywhere on the stack.",
+	"",
+	"Press any key to return.",
+};
+
+static int row_is_expanded(const struct top *t, const struct tv_row *r)
+{
+	return t->expanded && r->pid == t->exp.pid && !strcmp(r->sym, t->exp.sym) &&
+	       !strcmp(r->dso, t->exp.dso) && !strcmp(r->comm, t->exp.comm);
+}
+
+static void put_line(int y, const char *s, attr_t attr)
+{
+	if (y < 0 || y >= LINES)
+		return;
+	move(y, 0);
+	attron(attr);
+	addnstr(s, COLS);
+	for (int x = (int)strlen(s); x < COLS; x++)
+		addch(' ');
+	attroff(attr);
+}
+
+/* Lines the expansion of r takes. */
+static size_t expansion(struct top *t, const struct tv_row *r,
+			struct tv_edge *callers, size_t *nc,
+			struct tv_edge *callees, size_t *ne)
+{
+	*nc = topview_callers(t->tv, r, callers, TOP_GRAPH_MAX);
+	*ne = topview_callees(t->tv, r, callees, TOP_GRAPH_MAX);
+	return 2 + *nc + *ne;	/* two titles */
+}
+
+static void draw_edges(int *y, int ymax, const char *title, const struct tv_edge *e,
+		       size_t n, double base)
+{
+	char line[512];
+
+	if (*y < ymax)
+		put_line((*y)++, title, A_BOLD);
+	for (size_t i = 0; i < n && *y < ymax; i++) {
+		snprintf(line, sizeof(line), "      %6.2f%%  [%c] %s  (%s)",
+			 base > 0 ? 100.0 * e[i].weight / base : 0,
+			 e[i].row->kernel ? 'k' : '.', e[i].row->sym,
+			 cli_basename(e[i].row->dso));
+		put_line((*y)++, line, A_DIM);
+	}
+}
+
+static void draw(struct top *t)
+{
+	static const char *const prompts[] = {
+		[PROMPT_CPU] = "CPU (empty: all): ",
+		[PROMPT_PID] = "pid (empty: all): ",
+		[PROMPT_COMM] = "comm (empty: all): ",
+		[PROMPT_SEARCH] = "search symbols (empty: all): ",
+	};
+	struct tv_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
+	size_t nrows, visible, nc = 0, ne = 0, exp_lines = 0;
+	char l1[512], l2[512], line[1024];
+	int y, ymax = LINES - 1;	/* last line: prompt / message */
+
+	erase();
+	if (t->help) {
+		for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
+			put_line((int)i, help_text[i], i ? A_NORMAL : A_BOLD);
+		refresh();
+		return;
+	}
+	nrows = topview_sort(t->tv, t->sort);
+	if (t->cursor >= nrows)
+		t->cursor = nrows ? nrows - 1 : 0;
+	header_lines(t, l1, sizeof(l1), l2, sizeof(l2));
+	put_line(0, l1, A_BOLD);
+	put_line(1, l2, A_NORMAL);
+	cli_format_header(line, sizeof(line), 0);
+	put_line(2, line, A_REVERSE);
+	visible = ymax > 3 ? (size_t)(ymax - 3) : 1;
+
+	/* Keep the cursor on screen, counting an expansion above it. */
+	for (size_t i = 0; t->expanded && i < nrows; i++) {
+		const struct tv_row *r = topview_row(t->tv, i);
+
+		if (row_is_expanded(t, r)) {
+			exp_lines = expansion(t, r, callers, &nc, callees, &ne);
+			if (i >= t->scroll && i < t->cursor && visible > exp_lines)
+				visible -= exp_lines;
+			break;
+		}
+	}
+	if (t->cursor < t->scroll)
+		t->scroll = t->cursor;
+	if (t->cursor >= t->scroll + visible)
+		t->scroll = t->cursor - visible + 1;
+
+	y = 3;
+	for (size_t i = t->scroll; i < nrows && y < ymax; i++) {
+		const struct tv_row *r = topview_row(t->tv, i);
+
+		cli_format_row(line, sizeof(line), r, topview_total(t->tv), 0);
+		put_line(y++, line, i == t->cursor ? A_REVERSE : A_NORMAL);
+		if (exp_lines && row_is_expanded(t, r)) {
+			draw_edges(&y, ymax, "    callers (share of this row's children):",
+				   callers, nc, r->children);
+			draw_edges(&y, ymax, "    callees:", callees, ne, r->children);
+		}
+	}
+	if (!nrows)
+		put_line(4, "  (no samples yet)", A_DIM);
+
+	if (t->prompt) {
+		snprintf(line, sizeof(line), "%s%s", prompts[t->prompt], t->input);
+		put_line(ymax, line, A_BOLD);
+	} else {
+		put_line(ymax, t->message[0] ? t->message :
+			 "h help  q quit  Enter call graph  s sort  / search", A_DIM);
+	}
+	refresh();
+}
+
+static void expand_toggle(struct top *t)
+{
+	const struct tv_row *r = topview_row(t->tv, t->cursor);
+
+	if (!r)
+		return;
+	if (row_is_expanded(t, r)) {
+		t->expanded = 0;
+		return;
+	}
+	t->expanded = 1;
+	t->exp.pid = r->pid;
+	snprintf(t->exp.comm, sizeof(t->exp.comm), "%s", r->comm);
+	snprintf(t->exp.dso, sizeof(t->exp.dso), "%s", r->dso);
+	snprintf(t->exp.sym, sizeof(t->exp.sym), "%s", r->sym);
+}
+
+static void apply_filter(struct top *t)
+{
+	if (topview_set_filter(t->tv, &t->filter))
+		snprintf(t->message, sizeof(t->message), "out of memory applying the filter");
+	t->cursor = t->scroll = 0;
+}
+
+static void prompt_commit(struct top *t)
+{
+	const char *in = t->input;
+	uint64_t v;
+
+	t->message[0] = 0;
+	switch (t->prompt) {
+	case PROMPT_CPU:
+		if (!*in)
+			t->filter.cpu = -1;
+		else if (!cli_parse_u64(in, 0, 65535, &v))
+			t->filter.cpu = (int)v;
+		else
+			snprintf(t->message, sizeof(t->message), "bad CPU '%s'", in);
+		break;
+	case PROMPT_PID:
+		if (!*in)
+			t->filter.pid = -1;
+		else if (!cli_parse_u64(in, 0, INT32_MAX, &v))
+			t->filter.pid = (int64_t)v;
+		else
+			snprintf(t->message, sizeof(t->message), "bad pid '%s'", in);
+		break;
+	case PROMPT_COMM:
+		snprintf(t->filter.comm, sizeof(t->filter.comm), "%s", in);
+		break;
+	case PROMPT_SEARCH:
+		snprintf(t->filter.search, sizeof(t->filter.search), "%s", in);
+		break;
+	case PROMPT_NONE:
+		break;
+	}
+	t->prompt = PROMPT_NONE;
+	apply_filter(t);
+}
+
+/* A key while a prompt is open: a tiny line editor. */
+static void prompt_key(struct top *t, int ch)
+{
+	size_t n = strlen(t->input);
+
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		prompt_commit(t);
+	} else if (ch == 27) {			/* Esc */
+		t->prompt = PROMPT_NONE;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (n)
+			t->input[n - 1] = 0;
+	} else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof(t->input)) {
+		t->input[n] = (char)ch;
+		t->input[n + 1] = 0;
+	}
+}
+
+static void start_prompt(struct top *t, enum prompt_kind k)
+{
+	t->prompt = k;
+	t->input[0] = 0;
+}
+
+/* Returns 1 to quit. */
+static int key(struct top *t, int ch)
+{
+	size_t page = LINES > 5 ? (size_t)LINES - 5 : 1;
+	size_t nrows = topview_nr_rows(t->tv);
+
+	if (t->prompt) {
+		prompt_key(t, ch);
+		return 0;
+	}
+	if (t->help) {
+		if (ch != KEY_RESIZE)
+			t->help = 0;
+		return 0;
+	}
+	t->message[0] = 0;
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		return 1;
+	case KEY_UP:
+		if (t->cursor)
+			t->cursor--;
+		break;
+	case KEY_DOWN:
+		if (t->cursor + 1 < nrows)
+			t->cursor++;
+		break;
+	case KEY_PPAGE:
+		t->cursor = t->cursor > page ? t->cursor - page : 0;
+		break;
+	case KEY_NPAGE:
+		t->cursor = nrows && t->cursor + page >= nrows ? nrows - 1 : t->cursor + page;
+		break;
+	case KEY_HOME:
+		t->cursor = 0;
+		break;
+	case KEY_END:
+		t->cursor = nrows ? nrows - 1 : 0;
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		expand_toggle(t);
+		break;
+	case 's':
+		/* the interactive cycle; pid is reachable with -s pid */
+		t->sort = t->sort >= TV_SORT_SYMBOL ? TV_SORT_SELF : t->sort + 1;
+		snprintf(t->message, sizeof(t->message), "sorted by %s",
+			 tv_sort_name(t->sort));
+		break;
+	case 'k':
+		t->filter.kernel = !t->filter.kernel;
+		if (!t->filter.kernel && !t->filter.user)
+			t->filter.user = 1;	/* never hide every frame */
+		apply_filter(t);
+		break;
+	case 'u':
+		t->filter.user = !t->filter.user;
+		if (!t->filter.kernel && !t->filter.user)
+			t->filter.kernel = 1;
+		apply_filter(t);
+		break;
+	case 'c':
+		start_prompt(t, PROMPT_CPU);
+		break;
+	case 'p':
+		start_prompt(t, PROMPT_PID);
+		break;
+	case 't':
+		start_prompt(t, PROMPT_COMM);
+		break;
+	case '/':
+		start_prompt(t, PROMPT_SEARCH);
+		break;
+	case 'z':
+		topview_zero(t->tv);
+		t->cursor = t->scroll = 0;
+		t->expanded = 0;
+		snprintf(t->message, sizeof(t->message), "zeroed");
+		break;
+	case 'd':
+		t->decay = !t->decay;
+		snprintf(t->message, sizeof(t->message), "decay %s",
+			 t->decay ? "on" : "off");
+		break;
+	case 'P':
+		t->paused = !t->paused;
+		break;
+	case 'h':
+	case '?':
+		t->help = 1;
+		break;
+	case KEY_RESIZE:
+		break;
+	default:
+		return 0;
+	}
+	return 0;
+}
+
+static int run_screen(struct top *t)
+{
+	uint64_t next = mono_ms() + (uint64_t)t->delay_s * 1000;
+	int ret = EXIT_OK;
+
+	setlocale(LC_ALL, "");
+	if (!initscr()) {
+		cli_error("top", "cannot initialise the terminal");
+		return EXIT_FAILURE_RT;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	draw(t);
+
+	while (!cli_interrupted()) {
+		int ch, dirty = 0, err = pump(t, TOP_POLL_MS);
+
+		if (err < 0) {
+			endwin();
+			cli_error("top", "reading samples: %s", strerror(-err));
+			return EXIT_FAILURE_RT;
+		}
+		while ((ch = getch()) != ERR) {
+			if (key(t, ch))
+				goto quit;
+			dirty = 1;
+		}
+		if (mono_ms() >= next) {
+			next = mono_ms() + (uint64_t)t->delay_s * 1000;
+			if (!t->paused) {
+				dirty = 1;
+				draw(t);
+				dirty = 0;
+				/* after drawing: what is shown is what was sampled */
+				if (t->decay)
+					topview_decay(t->tv, TOP_DECAY);
+			}
+		}
+		if (dirty)
+			draw(t);
+	}
+quit:
+	endwin();
+	return ret;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct np_backend_opts bo;
+	struct top t;
+	int opt, stdio = 0, once = 0, ret;
+	char err[512];
+	uint64_t v;
+
+	memset(&t, 0, sizeof(t));
+	np_backend_opts_init(&bo);
+	tv_filter_init(&t.filter);
+	t.sort = TV_SORT_SELF;
+	t.decay = 1;
+	t.delay_s = 2;
+	t.stdio_rows = TOP_STDIO_ROWS;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":F:p:C:d:n:KUs:h", top_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'F':
+			if (cli_parse_u64(optarg, 1, NMIPROF_MAX_FREQ, &v))
+				return cli_usage_error("top", "bad frequency '%s' (1..%u)",
+						       optarg, NMIPROF_MAX_FREQ);
+			bo.freq_hz = (uint32_t)v;
+			break;
+		case 'p':
+			if (cli_parse_u64(optarg, 1, INT32_MAX, &v))
+				return cli_usage_error("top", "bad pid '%s'", optarg);
+			bo.pid = (int)v;
+			break;
+		case 'C':
+			bo.cpus = optarg;
+			break;
+		case 'd':
+			if (cli_parse_u64(optarg, 1, 3600, &v))
+				return cli_usage_error("top", "bad delay '%s' (1..3600 s)", optarg);
+			t.delay_s = (unsigned)v;
+			break;
+		case OPT_BACKEND:
+			if (cli_parse_backend(optarg) < 0)
+				return cli_usage_error("top", "unknown backend '%s'", optarg);
+			bo.kind = (enum np_backend_kind)cli_parse_backend(optarg);
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, 1, 1000000, &v))
+				return cli_usage_error("top", "bad row count '%s'", optarg);
+			t.stdio_rows = (size_t)v;
+			break;
+		case 'K':
+			t.filter.kernel = 1;
+			t.filter.user = 0;
+			break;
+		case 'U':
+			t.filter.user = 1;
+			t.filter.kernel = 0;
+			break;
+		case 's':
+			ret = tv_sort_parse(optarg);
+			if (ret < 0)
+				return cli_usage_error("top", "unknown sort key '%s'", optarg);
+			t.sort = (enum tv_sort)ret;
+			break;
+		case OPT_NO_DECAY:
+			t.decay = 0;
+			break;
+		case OPT_STDIO:
+			stdio = 1;
+			break;
+		case OPT_ONCE:
+			once = 1;
+			break;
+		case 'h':
+			usage_top(stdout);
+			return EXIT_OK;
+		case ':':
+			return cli_usage_error("top", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("top", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("top", "unexpected argument '%s'", argv[optind]);
+	if (!stdio && !once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		return cli_usage_error("top", "not a terminal: use --stdio or --once");
+
+	t.tv = topview_new();
+	t.syms = np_symbolizer_new(err, sizeof(err));
+	if (!t.tv || !t.syms) {
+		cli_error("top", "%s", t.syms ? "out of memory" : err);
+		ret = EXIT_FAILURE_RT;
+		goto out;
+	}
+	topview_set_filter(t.tv, &t.filter);
+	if (np_symbolizer_warning(t.syms))
+		cli_error("top", "warning: %s", np_symbolizer_warning(t.syms));
+	cli_catch_signals();
+	t.b = cli_backend_start("top", &bo, &ret);
+	if (!t.b)
+		goto out;
+	ret = stdio || once ? run_stdio(&t, once) : run_screen(&t);
+	if (t.add_failed)
+		cli_error("top", "warning: %llu samples not counted: out of memory",
+			  (unsigned long long)t.add_failed);
+out:
+	if (t.b) {
+		np_backend_stop(t.b);
+		np_backend_close(t.b);
+	}
+	cli_frames_free(&t.cf);
+	if (t.syms)
+		np_symbolizer_free(t.syms);
+	topview_free(t.tv);
+	return ret;
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hot-spot table as text: one format for `report`, `top --stdio`
+ * and the rows of the full-screen `top`, so scripts parsing one can
+ * parse the others.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define COL_HDR "Overhead      Self  Children  Command              Pid  Shared Object         Symbol"
+
+const char *cli_basename(const char *path)
+{
+	const char *s;
+
+	if (!path || path[0] == '[')	/* "[kernel.kallsyms]" stays whole */
+		return path ? path : "";
+	s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+void cli_format_header(char *buf, size_t len, size_t width)
+{
+	snprintf(buf, len, "%s", COL_HDR);
+	if (width && width < len)
+		buf[width] = 0;
+}
+
+void cli_format_row(char *buf, size_t len, const struct tv_row *r,
+		    double total, size_t width)
+{
+	double pct = total > 0 ? 100.0 * r->self / total : 0;
+
+	snprintf(buf, len, "%7.2f%%  %8.0f  %8.0f  %-15.15s %8u  %-20.20s  [%c] %s",
+		 pct, round(r->self), round(r->children), r->comm, r->pid,
+		 cli_basename(r->dso), r->kernel ? 'k' : '.', r->sym);
+	if (width && width < len)
+		buf[width] = 0;
+}
+
+static void print_edges(FILE *out, const char *what, const struct tv_edge *e,
+			size_t n, double base)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "            %s %6.2f%%  [%c] %s (%s)\n",
+			what, base > 0 ? 100.0 * e[i].weight / base : 0,
+			e[i].row->kernel ? 'k' : '.', e[i].row->sym,
+			cli_basename(e[i].row->dso));
+}
+
+void cli_print_table(FILE *out, struct topview *tv,
+		     const struct cli_table_opts *o)
+{
+	size_t n = topview_nr_rows(tv), max = o->graph_max ? o->graph_max : 5;
+	double total = topview_total(tv);
+	struct tv_edge e[64];
+	char line[1024];
+
+	if (max > 64)
+		max = 64;
+	cli_format_header(line, sizeof(line), 0);
+	fprintf(out, "%s\n", line);
+	for (size_t i = 0; i < n; i++) {
+		const struct tv_row *r = topview_row(tv, i);
+		size_t ne;
+
+		if (o->max_rows && i >= o->max_rows)
+			break;
+		if (o->percent_limit > 0 && total > 0 &&
+		    100.0 * r->self / total < o->percent_limit)
+			continue;
+		cli_format_row(line, sizeof(line), r, total, 0);
+		fprintf(out, "%s\n", line);
+		if (!o->callgraph)
+			continue;
+		/* Percentages relative to the row's children weight. */
+		ne = topview_callers(tv, r, e, max);
+		print_edges(out, "<- caller", e, ne, r->children);
+		ne = topview_callees(tv, r, e, max);
+		print_edges(out, "-> callee", e, ne, r->children);
+		fputc('\n', out);
+	}
+}
