@@ -45,7 +45,9 @@ int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
 	if (is_file(filename)) {
 		m.dso = np_dso_get(p->dsos, filename, build_id, build_id_size,
 				   pr->pid, start, end);
-		m.name = m.dso ? m.dso->path : NULL;
+		/* the dso may be shared with another path (same build-id) */
+		if (m.dso && !strcmp(m.dso->path, filename))
+			m.name = m.dso->path;
 	}
 	if (!m.name)
 		m.name = np_arena_strdup(p->arena, filename, strlen(filename));

@@ -136,7 +136,7 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 		return 1;
 	}
 	off = addr - m->start + m->pgoff;
-	out->dso = m->dso->path;
+	out->dso = m->name;
 	out->offset = off;
 	if (np_dso_off_to_vaddr(m->dso, off, &vaddr) < 0)
 		return 1;

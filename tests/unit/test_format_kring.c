@@ -71,7 +71,7 @@ static const struct layout abi_lost = {
 	{ 0 } } };
 
 static const struct layout abi_lockup = {
-	"lockup", NMIPROF_REC_LOCKUP, 1, 0, sizeof(struct nmiprof_lockup), {
+	"lockup", NMIPROF_REC_LOCKUP, 1, 1, sizeof(struct nmiprof_lockup), {
 	F("unsigned short", common_type, 0, 2),
 	F("unsigned short", common_flags, 2, 2),
 	F("unsigned int", common_size, 4, 4),
@@ -84,11 +84,13 @@ static const struct layout abi_lockup = {
 	F("u16", nr_kframes, offsetof(struct nmiprof_lockup, nr_kframes), 2),
 	F("u16", lockup_flags, offsetof(struct nmiprof_lockup, lockup_flags), 2),
 	{ "char comm[16]", "comm", offsetof(struct nmiprof_lockup, comm), 16 },
-	{ "struct nmiprof_regs regs", "regs", offsetof(struct nmiprof_lockup, regs), sizeof(struct nmiprof_regs) },
+	{ "u64 regs[21]", "regs", offsetof(struct nmiprof_lockup, regs), sizeof(struct nmiprof_regs) },
 	{ "__data_loc u64[] kstack", "kstack", offsetof(struct nmiprof_lockup, kstack), 4 },
 	{ 0 } } };
 
-/* "Newer module": reordered, an unknown field, no seq, no separator. */
+/*
+ * The ABI layouts above are written out as kmod/format.c does (common
+ * fields, blank line, fields, print fmt).  "Newer module": reordered, an unknown field, no seq, no separator. */
 static const struct layout new_sample = {
 	"sample", NMIPROF_REC_SAMPLE, 0, 0, 96, {
 	F("unsigned short", common_type, 0, 2),

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbolizer against binaries built here at test time with cc (known
+ * symbols, known addresses printed by the running program):
+ *   - a PIE with .symtab, calling into a shared object (pgoff/p_vaddr)
+ *   - the same linked with -s: .dynsym only; a static function there
+ *     must come back as dso+offset, not as a wrong name
+ *   - a binary deleted after it started (resolved via map_files)
+ *   - a binary replaced, and a process exited, after being seen
+ *   - maps fed by MMAP/FORK/COMM events instead of /proc
+ *   - /tmp/perf-PID.map JIT symbols, unknown processes, kallsyms
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "np_symbols.h"
+
+static int failures;
+#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+static char dir[64];
+
+static const char prog_c[] =
+	"#include <stdio.h>\n#include <unistd.h>\n"
+	"extern int lib_fn(int);\n"
+	"__attribute__((noinline)) int np_alpha(int x) { return x * 3 + 1; }\n"
+	"__attribute__((noinline)) int np_beta(int x) { return (x ^ 0x55) + np_alpha(x); }\n"
+	"static __attribute__((noinline)) int np_local(int x) { return x - 7 + np_beta(x); }\n"
+	"int main(void) {\n"
+	"  char c;\n"
+	"  printf(\"%lx %lx %lx %lx\\n\", (unsigned long)np_alpha, (unsigned long)np_beta,\n"
+	"         (unsigned long)np_local, (unsigned long)lib_fn);\n"
+	"  fflush(stdout);\n"
+	"  if (read(0, &c, 1) < 0) return 1;\n"
+	"  return np_local(1) + lib_fn(2) == 12345;\n"
+	"}\n";
+static const char lib_c[] = "int lib_fn(int x) { return x * 5 + 42; }\n";
+
+struct child {
+	pid_t pid;
+	FILE *in;
+	uint64_t alpha, beta, local, libfn;
+};
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd)) {
+		printf("FAIL: %s\n", cmd);
+		return -1;
+	}
+	return 0;
+}
+
+static int start(struct child *c, const char *bin)
+{
+	int pi[2], po[2];
+	FILE *out;
+
+	if (pipe(pi) || pipe(po))
+		return -1;
+	c->pid = fork();
+	if (!c->pid) {
+		dup2(pi[0], 0);
+		dup2(po[1], 1);
+		close(pi[1]);
+		close(po[0]);
+		execl(bin, bin, (char *)NULL);
+		_exit(127);
+	}
+	close(pi[0]);
+	close(po[1]);
+	c->in = fdopen(pi[1], "w");
+	out = fdopen(po[0], "r");
+	if (fscanf(out, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+		   &c->alpha, &c->beta, &c->local, &c->libfn) != 4) {
+		printf("FAIL: %s did not report its addresses\n", bin);
+		fclose(out);
+		return -1;
+	}
+	fclose(out);
+	return 0;
+}
+
+static void stop(struct child *c)
+{
+	fputc('x', c->in);
+	fclose(c->in);
+	waitpid(c->pid, NULL, 0);
+}
+
+/* addr must resolve to exactly name+off in a dso ending with dso_tail */
+static void expect(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
+		   const char *name, uint64_t off, const char *dso_tail,
+		   const char *what)
+{
+	struct np_sym sym;
+	int ret = np_symbolize(s, pid, addr, 0, &sym);
+	size_t dl = strlen(sym.dso), tl = strlen(dso_tail);
+	int ok = sym.dso && dl >= tl && !strcmp(sym.dso + dl - tl, dso_tail);
+
+	if (name)
+		ok = ok && ret == 0 && sym.name && !strcmp(sym.name, name) &&
+		     sym.offset == off;
+	else
+		ok = ok && ret != 0 && sym.name == NULL;
+	if (!ok) {
+		printf("FAIL %s: %#" PRIx64 " -> %s %s+%#" PRIx64 ", expected %s+%#" PRIx64 " in *%s\n",
+		       what, addr, sym.dso ? sym.dso : "(null)",
+		       sym.name ? sym.name : "(none)", sym.offset,
+		       name ? name : "(none)", off, dso_tail);
+		failures++;
+	}
+}
+
+static void expect_all(struct np_symbolizer *s, uint32_t pid,
+		       const struct child *c, const char *bin, const char *what)
+{
+	expect(s, pid, c->alpha + 1, "np_alpha", 1, bin, what);
+	expect(s, pid, c->beta + 2, "np_beta", 2, bin, what);
+	expect(s, pid, c->local, "np_local", 0, bin, what);
+	expect(s, pid, c->libfn + 3, "lib_fn", 3, "/libnp.so", what);
+}
+
+/* Feed pid's executable mappings to the symbolizer as MMAP events of fake. */
+static void replay_maps(struct np_symbolizer *s, pid_t pid, uint32_t fake)
+{
+	char path[64], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		struct np_event ev = { .type = NP_EV_MMAP };
+		uint64_t start, end, off;
+		char perms[8], name[512] = "";
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %511s",
+			   &start, &end, perms, &off, name) < 4 || !strchr(perms, 'x'))
+			continue;
+		ev.mmap.pid = ev.mmap.tid = fake;
+		ev.mmap.start = start;
+		ev.mmap.len = end - start;
+		ev.mmap.pgoff = off;
+		ev.mmap.prot = 5;
+		ev.mmap.filename = name;
+		np_symbolizer_event(s, &ev);
+	}
+	if (f)
+		fclose(f);
+}
+
+static void test_kernel(struct np_symbolizer *s)
+{
+	char line[512], name[256] = "", n2[256];
+	uint64_t addr = 0, a2;
+	char t;
+	struct np_sym sym;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (np_symbolizer_warning(s)) {
+		printf("kernel: %s\n", np_symbolizer_warning(s));
+		if (f)
+			fclose(f);
+		return;
+	}
+	/* "schedule" if it has its address to itself */
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a2, &t, n2) != 3)
+			continue;
+		if (!strcmp(n2, "schedule") && (t == 'T' || t == 't')) {
+			addr = a2;
+			strcpy(name, n2);
+		}
+	}
+	if (f)
+		fclose(f);
+	CHECK(addr != 0);
+	CHECK(np_symbolize(s, 0, addr + 4, 1, &sym) == 0);
+	CHECK(sym.kernel && sym.name && !strcmp(sym.name, name) && sym.offset == 4);
+	CHECK(!strcmp(sym.dso, "[kernel.kallsyms]"));
+	printf("kernel: %#" PRIx64 " -> %s+%#" PRIx64 " %s\n", addr + 4,
+	       sym.name ? sym.name : "?", sym.offset, sym.dso);
+}
+
+int main(void)
+{
+	struct np_symbolizer *s;
+	struct child a, st, del;
+	char err[256], bin[128], sbin[128], dbin[128], mapf[64];
+	const uint32_t fake = 0x7ffffff0, fake_child = 0x7ffffff1;
+	struct np_event ev;
+	struct np_sym sym;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/np-symtest-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	f = fopen((snprintf(bin, sizeof(bin), "%s/prog.c", dir), bin), "w");
+	fputs(prog_c, f);
+	fclose(f);
+	f = fopen((snprintf(bin, sizeof(bin), "%s/lib.c", dir), bin), "w");
+	fputs(lib_c, f);
+	fclose(f);
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	snprintf(sbin, sizeof(sbin), "%s/prog_stripped", dir);
+	snprintf(dbin, sizeof(dbin), "%s/prog_deleted", dir);
+	if (sh("cd %s && cc -O1 -fPIC -shared -o libnp.so lib.c", dir) ||
+	    sh("cd %s && cc -O1 -o prog prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) ||
+	    sh("cd %s && cc -O1 -rdynamic -s -o prog_stripped prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) ||
+	    sh("cd %s && cc -O2 -o prog_deleted prog.c -L. -lnp -Wl,-rpath,%s", dir, dir))
+		return 1;
+
+	s = np_symbolizer_new(err, sizeof(err));
+	if (!s) {
+		printf("FAIL: %s\n", err);
+		return 1;
+	}
+	/* 1. PIE + .so, first sight through /proc/PID/maps */
+	if (start(&a, bin) == 0)
+		expect_all(s, a.pid, &a, "/prog", "symtab");
+	/* 2. .dynsym only: exported names resolve, the static one does not */
+	if (start(&st, sbin) == 0) {
+		expect(s, st.pid, st.alpha + 1, "np_alpha", 1, "/prog_stripped", "dynsym");
+		expect(s, st.pid, st.beta, "np_beta", 0, "/prog_stripped", "dynsym");
+		expect(s, st.pid, st.local + 1, NULL, 0, "/prog_stripped", "dynsym-static");
+		expect(s, st.pid, st.libfn, "lib_fn", 0, "/libnp.so", "dynsym");
+		stop(&st);
+	}
+	/* 3. deleted after it started, before we looked */
+	if (start(&del, dbin) == 0) {
+		unlink(dbin);
+		expect_all(s, del.pid, &del, "/prog_deleted", "deleted");
+		stop(&del);
+	}
+	/* 4. maps from events: MMAP, then FORK inherits, exec empties */
+	replay_maps(s, a.pid, fake);
+	expect_all(s, fake, &a, "/prog", "mmap-events");
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_FORK;
+	ev.task.pid = ev.task.tid = fake_child;
+	ev.task.ppid = ev.task.ptid = fake;
+	np_symbolizer_event(s, &ev);
+	expect_all(s, fake_child, &a, "/prog", "fork");
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_COMM;
+	ev.comm.pid = ev.comm.tid = fake_child;
+	ev.comm.exec = 1;
+	strcpy(ev.comm.comm, "other");
+	np_symbolizer_event(s, &ev);
+	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "exec");
+	/* 5. binary replaced (new inode) and process exited after being seen */
+	if (sh("cp %s %s.new && mv %s.new %s", sbin, bin, bin, bin) == 0) {
+		stop(&a);
+		expect_all(s, a.pid, &a, "/prog", "replaced+exited");
+	}
+	/* 6. JIT map */
+	snprintf(mapf, sizeof(mapf), "/tmp/perf-%u.map", fake + 5);
+	f = fopen(mapf, "w");
+	fputs("7f0000001000 20 jit_one\n7f0000001020 10 LazyCompile:*two x.js:1\n", f);
+	fclose(f);
+	expect(s, fake + 5, 0x7f0000001005, "jit_one", 5, mapf, "perf-map");
+	expect(s, fake + 5, 0x7f0000001025, "LazyCompile:*two x.js:1", 5, mapf, "perf-map");
+	expect(s, fake + 5, 0x7f0000002000, NULL, 0, "[unknown]", "perf-map-miss");
+	f = fopen(mapf, "a");	/* the JIT keeps appending */
+	fputs("7f0000003000 100 jit_three\n", f);
+	fclose(f);
+	expect(s, fake + 5, 0x7f0000003010, "jit_three", 0x10, mapf, "perf-map-append");
+	unlink(mapf);
+	/* 7. nothing known: never dropped */
+	CHECK(np_symbolize(s, fake + 6, 0x1234, 0, &sym) != 0);
+	CHECK(sym.dso && !strcmp(sym.dso, "[unknown]") && !sym.name && sym.offset == 0x1234);
+	/* 8. kernel */
+	test_kernel(s);
+	np_symbolizer_free(s);
+	sh("rm -rf %s", dir);
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures != 0;
+}
