@@ -333,7 +333,8 @@ int np_lockstore_scan(const char *dir, struct np_lockfile **out, size_t *nr)
 		v[n++] = lf;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), lf_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), lf_cmp);
 	*out = v;
 	*nr = n;
 	return 0;

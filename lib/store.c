@@ -152,7 +152,8 @@ static void load_index(const char *pdir, struct seg_list *idx)
 	if (off != len)
 		idx->stale = 1;	/* torn append */
 	free(buf);
-	qsort(idx->v, idx->n, sizeof(*idx->v), ent_cmp);
+	if (idx->n)
+		qsort(idx->v, idx->n, sizeof(*idx->v), ent_cmp);
 }
 
 static int read_seg_header(const char *pdir, const char *name,
@@ -202,7 +203,8 @@ static int scan_segments(const char *pdir, struct seg_list *out,
 		    !S_ISREG(sb.st_mode))
 			continue;
 		memcpy(key.name, de->d_name, SEG_NAME_LEN + 1);
-		hit = bsearch(&key, idx.v, idx.n, sizeof(key), ent_cmp);
+		hit = idx.n ? bsearch(&key, idx.v, idx.n, sizeof(key), ent_cmp)
+			    : NULL;
 		if (hit && hit->size == (uint64_t)sb.st_size) {
 			used++;
 		} else {
@@ -235,7 +237,8 @@ static int scan_segments(const char *pdir, struct seg_list *out,
 	if (idx.stale || used != idx.n)
 		out->stale = 1;
 	free(idx.v);
-	qsort(out->v, out->n, sizeof(*out->v), ent_cmp);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), ent_cmp);
 	return 0;
 }
 
@@ -509,7 +512,8 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 		struct seg_ent *hit;
 
 		snprintf(e.name, sizeof(e.name), "seg-%016" PRIx64 ".nps", key);
-		hit = bsearch(&e, s->segs.v, s->segs.n, sizeof(e), ent_cmp);
+		hit = s->segs.n ? bsearch(&e, s->segs.v, s->segs.n, sizeof(e),
+					  ent_cmp) : NULL;
 		if (!hit)
 			break;
 		key++;

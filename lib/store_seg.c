@@ -489,6 +489,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 	uint64_t *counts = NULL;
 	struct np_seg_info in;
 	uint8_t *raw = NULL;
+	uint32_t crc;
 	struct rd r;
 	size_t n;
 	int ret;
@@ -501,9 +502,11 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			 len, (unsigned long long)in.size);
 		return -EBADMSG;
 	}
+	/* buf may sit at any offset of a standalone file: no casts */
+	memcpy(&crc, (const uint8_t *)buf +
+	       offsetof(struct np_seg_hdr, payload_crc), sizeof(crc));
 	if (np_crc32c(0, (const uint8_t *)buf + sizeof(struct np_seg_hdr),
-		      in.comp_size) !=
-	    ((const struct np_seg_hdr *)buf)->payload_crc) {
+		      in.comp_size) != crc) {
 		snprintf(err, errlen, "segment payload checksum mismatch");
 		return -EBADMSG;
 	}

@@ -19,7 +19,7 @@ static int failures;
 	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
 	failures++; } } while (0)
 
-static uint64_t rng_next(uint64_t *s)
+static inline uint64_t rng_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
 
@@ -29,7 +29,7 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* "function" of an address: 64-byte granules named fn_<n> */
-static int util_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
+static inline int util_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
 		    struct np_sym *out)
 {
 	static char name[40];
@@ -46,7 +46,7 @@ static int util_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
 	return 0;
 }
 
-static struct np_agg *util_agg(void)
+static inline struct np_agg *util_agg(void)
 {
 	struct np_agg_opts o;
 
@@ -60,7 +60,7 @@ static struct np_agg *util_agg(void)
  * every slice, plus one stack unique to the slice, so each slice is
  * recognisable after a merge.
  */
-static void util_slice(struct np_agg *a, uint32_t slice, uint32_t n,
+static inline void util_slice(struct np_agg *a, uint32_t slice, uint32_t n,
 		       uint32_t pool)
 {
 	uint64_t seed = 0x1234 + slice * 7919ULL;
@@ -96,7 +96,7 @@ struct canon {
 	size_t n, cap;
 };
 
-static int canon_add(const struct np_prof_sample *s, void *arg)
+static inline int canon_add(const struct np_prof_sample *s, void *arg)
 {
 	struct canon *c = arg;
 	char buf[8192];
@@ -118,13 +118,13 @@ static int canon_add(const struct np_prof_sample *s, void *arg)
 	return 0;
 }
 
-static int canon_cmp(const void *a, const void *b)
+static inline int canon_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Canonical text of a merged profile: sorted tuples, one per line. */
-static char *util_canon(const struct np_agg *a)
+static inline char *util_canon(const struct np_agg *a)
 {
 	struct canon c = { 0 };
 	size_t len = 1, off = 0;
@@ -149,7 +149,7 @@ struct warns {
 	char last[512];
 };
 
-static void util_warn(void *arg, const char *msg)
+static inline void util_warn(void *arg, const char *msg)
 {
 	struct warns *w = arg;
 
