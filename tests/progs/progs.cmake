@@ -14,6 +14,9 @@ foreach(_src ${_nmiprof_progs})
   # functions tests look for.
   target_compile_options(prog_${_name} PRIVATE -O2 -fno-omit-frame-pointer
     -mno-omit-leaf-frame-pointer -fno-inline-functions)
+  # Standalone programs define their own feature macros: cancel the
+  # project-wide -D_GNU_SOURCE (-U comes later on the command line).
+  target_compile_options(prog_${_name} PRIVATE -U_GNU_SOURCE)
 endforeach()
 
 # Per-program extras, e.g. nmiprof_prog_options(foo LIBS pthread STATIC).
