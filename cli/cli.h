@@ -94,7 +94,7 @@ enum cli_opt {
 
 /*
  * Handles a source or filter option of report/export.  Returns 0 if it
- * was one, 1 if not, or an exit code (after the error line) when its
+ * was one, -1 if not, or an exit code (after the error line) when its
  * argument is bad.
  */
 int cli_source_option(const char *cmd, int opt, const char *arg,

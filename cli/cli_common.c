@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -247,11 +248,18 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 	struct np_read_stats st = { 0 };
 	struct np_agg *a = np_agg_new(NULL);
 	char err[512] = "";
+	struct stat sb;
 	int ret;
 
 	if (!a) {
 		cli_error(cmd, "out of memory");
 		return EXIT_FAILURE_RT;
+	}
+	if (src->file && !stat(src->file, &sb) && S_ISDIR(sb.st_mode)) {
+		cli_error(cmd, "%s: is a directory (a store? use --store DIR)",
+			  src->file);
+		np_agg_free(a);
+		return EXIT_BAD_INPUT;
 	}
 	np_read_opts_init(&ro);
 	ro.since_ns = src->since_ns;
@@ -269,6 +277,11 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 		return ret == -EACCES || ret == -EPERM ? EXIT_NO_PERM : EXIT_BAD_INPUT;
 	}
 	if (!st.segments && st.skipped) {
+		size_t n = strlen(c.first_warning);
+
+		/* Nothing was read: it is the error, not a skipped part. */
+		if (n > 9 && !strcmp(c.first_warning + n - 9, ", skipped"))
+			c.first_warning[n - 9] = 0;
 		cli_error(cmd, "%s", c.first_warning[0] ? c.first_warning :
 			  "no readable profile segment");
 		np_agg_free(a);
@@ -344,6 +357,6 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 		f->kernel = 0;
 		return 0;
 	}
-	return 1;
+	return -1;
 }
 

@@ -78,7 +78,7 @@ int cmd_export(int argc, char **argv)
 		ret = cli_source_option("export", opt, optarg, &src, &f);
 		if (ret == 0)
 			continue;
-		if (ret != 1)
+		if (ret > 0)
 			return ret;
 		switch (opt) {
 		case 'f':

@@ -73,7 +73,7 @@ int cmd_report(int argc, char **argv)
 		ret = cli_source_option("report", opt, optarg, &src, &f);
 		if (ret == 0)
 			continue;
-		if (ret != 1)
+		if (ret > 0)
 			return ret;
 		switch (opt) {
 		case 's':

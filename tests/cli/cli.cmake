@@ -1,0 +1,30 @@
+# CLI tests (label "cli"): golden outputs of report/export on the committed
+# fixture, pprof decoded by protoc, malformed input, and `nmiprof top`
+# driven through tmux.  Included from tests/CMakeLists.txt.
+set(NMIPROF_CLI_TESTS ${CMAKE_CURRENT_LIST_DIR})
+set(NMIPROF_CLI_WORK ${CMAKE_CURRENT_BINARY_DIR}/cli)
+
+# The fixture's generator (tests/cli/fixture.nmp was written by it).
+add_executable(cli_gen_fixture ${NMIPROF_CLI_TESTS}/gen_fixture.c)
+target_link_libraries(cli_gen_fixture PRIVATE nmiprof_core)
+
+add_test(NAME cli_golden COMMAND sh ${NMIPROF_CLI_TESTS}/golden.sh
+  $<TARGET_FILE:nmiprof> $<TARGET_FILE:cli_gen_fixture>
+  ${NMIPROF_CLI_TESTS} ${NMIPROF_CLI_WORK}/golden)
+add_test(NAME cli_pprof COMMAND sh ${NMIPROF_CLI_TESTS}/pprof.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_CLI_TESTS} ${NMIPROF_CLI_WORK}/pprof)
+add_test(NAME cli_malformed COMMAND sh ${NMIPROF_CLI_TESTS}/malformed.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_CLI_TESTS}/fixture.nmp
+  ${NMIPROF_CLI_WORK}/malformed)
+add_test(NAME cli_top_tmux COMMAND sh ${NMIPROF_CLI_TESTS}/top_tmux.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top)
+set_tests_properties(cli_golden cli_pprof cli_malformed cli_top_tmux
+  PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+# top samples the whole machine: keep other sampling tests off it
+set_tests_properties(cli_top_tmux PROPERTIES RUN_SERIAL TRUE)
+
+# Benchmark: the cost of one top refresh over 100k rows (prints figures).
+add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topview.c)
+target_link_libraries(cli_bench_topview PRIVATE nmiprof_core)
+add_test(NAME cli_bench_topview COMMAND cli_bench_topview)
+set_tests_properties(cli_bench_topview PROPERTIES LABELS bench TIMEOUT 300)

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gen_fixture: writes the deterministic profile file the CLI golden tests
+ * read (tests/cli/fixture.nmp was made by it):
+ *
+ *   gen_fixture OUT
+ *
+ * Two segments (slices) with fixed times, two processes, kernel and user
+ * frames, recursion, a frame without a symbol, and names that need
+ * escaping in xml/folded output.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "agg.h"
+#include "stacktab.h"
+#include "store.h"
+
+#define T0	1767225600000000000ULL	/* 2026-01-01 00:00:00 UTC */
+#define MIN	60000000000ULL
+
+#define U(name)	{ "/usr/bin/app", name, 0x10, 0 }
+#define L(name)	{ "/usr/lib/libc.so.6", name, 0x20, 0 }
+#define K(name)	{ "[kernel.kallsyms]", name, 0x30, 1 }
+
+struct stk {
+	uint32_t pid, cpu;
+	const char *comm;
+	uint64_t count;
+	unsigned n;
+	struct np_sym f[8];	/* innermost first */
+};
+
+static const struct stk slice1[] = {
+	{ 100, 0, "app", 60, 4, { U("compute"), U("work"), U("main"), L("__libc_start_main") } },
+	{ 100, 1, "app", 20, 4, { U("compute"), U("work"), U("main"), L("__libc_start_main") } },
+	{ 100, 0, "app", 15, 4, { U("parse"), U("work"), U("main"), L("__libc_start_main") } },
+	{ 100, 0, "app", 10, 6, { K("clear_page_erms"), K("do_syscall_64"), L("write"),
+				  U("flush"), U("main"), L("__libc_start_main") } },
+	{ 100, 1, "app", 5, 5, { U("fib"), U("fib"), U("fib"), U("main"), L("__libc_start_main") } },
+};
+
+static const struct stk slice2[] = {
+	{ 100, 0, "app", 30, 4, { U("compute"), U("work"), U("main"), L("__libc_start_main") } },
+	{ 200, 1, "db;writer", 25, 3, { U("std::vector<int>::push_back"), U("main"),
+				       L("__libc_start_main") } },
+	{ 200, 1, "db;writer", 8, 2, { { "/usr/bin/app", NULL, 0x4f2a, 0 }, U("main") } },
+	{ 0, 0, "swapper/0", 12, 2, { K("default_idle"), K("cpu_startup_entry") } },
+};
+
+static int fill(struct np_agg *a, const struct stk *s, size_t n)
+{
+	struct np_stacktab *st = np_agg_stacktab(a);
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t stack = np_stacktab_stack(st, s[i].f, s[i].n);
+		uint32_t comm = np_stacktab_str(st, s[i].comm, strlen(s[i].comm));
+
+		if (stack == NP_ID_NONE || comm == NP_ID_NONE ||
+		    np_agg_add(a, s[i].pid, s[i].cpu, comm, stack, s[i].count))
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct np_agg *a = np_agg_new(NULL);
+	struct np_file *f;
+	char err[256];
+
+	if (argc != 2 || !a) {
+		fprintf(stderr, "usage: gen_fixture OUT\n");
+		return 1;
+	}
+	f = np_file_create(argv[1], NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
+	if (!f) {
+		fprintf(stderr, "gen_fixture: %s\n", err);
+		return 1;
+	}
+	np_agg_lost(a, 3);
+	if (fill(a, slice1, sizeof(slice1) / sizeof(slice1[0])) ||
+	    np_file_write(f, a, T0, T0 + MIN, err, sizeof(err)))
+		goto fail;
+	np_agg_reset(a);
+	if (fill(a, slice2, sizeof(slice2) / sizeof(slice2[0])) ||
+	    np_file_write(f, a, T0 + MIN, T0 + 2 * MIN, err, sizeof(err)))
+		goto fail;
+	if (np_file_close(f)) {
+		fprintf(stderr, "gen_fixture: close failed\n");
+		return 1;
+	}
+	np_agg_free(a);
+	return 0;
+fail:
+	fprintf(stderr, "gen_fixture: %s\n", err[0] ? err : "out of memory");
+	return 1;
+}

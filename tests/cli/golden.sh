@@ -1,0 +1,86 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Golden-output tests of `nmiprof report` and `nmiprof export` on the
+# committed fixture (tests/cli/fixture.nmp, made by gen_fixture.c).
+#
+#   golden.sh NMIPROF GEN_FIXTURE SRCDIR WORKDIR [--update]
+#
+# --update rewrites tests/cli/golden/*; review the diff before committing.
+set -u
+NMIPROF=$1 GEN=$2 SRC=$3 WORK=$4 UPDATE=${5:-}
+GOLDEN=$SRC/golden
+export TZ=UTC LC_ALL=C
+fail=0
+mkdir -p "$WORK"
+
+# name|args: the fixture is read as "fixture.nmp" from $SRC, so the
+# header line is the same wherever the tree lives.
+cases='report_default|report -i fixture.nmp
+report_children_g|report -i fixture.nmp --sort children -g
+report_pid|report -i fixture.nmp --pid 200
+report_comm_symbol|report -i fixture.nmp --comm app --sort symbol
+report_kernel|report -i fixture.nmp --kernel
+report_user_cpu1|report -i fixture.nmp --user --cpu 1
+report_percent_limit|report -i fixture.nmp --percent-limit 5 -n 3
+export_folded|export -i fixture.nmp
+export_folded_kernel_nocomm|export -i fixture.nmp --format folded --kernel --no-comm
+export_svg|export -i fixture.nmp --format svg --title fixture'
+
+echo "$cases" | while IFS='|' read -r name args; do
+	# shellcheck disable=SC2086 # args are split on purpose
+	(cd "$SRC" && "$NMIPROF" $args) >"$WORK/$name.out" 2>"$WORK/$name.err"
+	rc=$?
+	if [ $rc -ne 0 ] || [ -s "$WORK/$name.err" ]; then
+		echo "FAIL $name: exit $rc, stderr: $(cat "$WORK/$name.err")"
+		echo x >>"$WORK/failed"
+		continue
+	fi
+	if [ "$UPDATE" = --update ]; then
+		cp "$WORK/$name.out" "$GOLDEN/$name.txt"
+		echo "updated $name"
+	elif ! diff -u "$GOLDEN/$name.txt" "$WORK/$name.out"; then
+		echo "FAIL $name: output differs from golden/$name.txt"
+		echo x >>"$WORK/failed"
+	else
+		echo "ok   $name"
+	fi
+done
+[ -f "$WORK/failed" ] && fail=1 && rm -f "$WORK/failed"
+
+# The writer of today reads back the same as the committed fixture.
+if "$GEN" "$WORK/regen.nmp"; then
+	(cd "$WORK" && "$NMIPROF" report -i regen.nmp) | sed 1d >"$WORK/regen.out"
+	sed 1d "$GOLDEN/report_default.txt" | diff -u - "$WORK/regen.out" ||
+		{ echo "FAIL regenerated fixture reports differently"; fail=1; }
+	echo "ok   regenerated fixture reads the same"
+else
+	echo "FAIL gen_fixture"; fail=1
+fi
+
+# Folded output, parsed as flamegraph.pl does: "stack count", the count
+# after the last space; frames non-empty; counts add up to the samples.
+total=$(sed -n 's/^# samples: \([0-9]*\) .*/\1/p' "$WORK/report_default.out")
+awk -v want="$total" '
+	{ n = split($0, w, " "); c = w[n]; s = substr($0, 1, length($0) - length(c) - 1) }
+	c !~ /^[0-9]+$/ { print "bad count on line " NR ": " $0; bad = 1 }
+	{ k = split(s, f, ";"); for (i = 1; i <= k; i++) if (f[i] == "") { print "empty frame, line " NR; bad = 1 } }
+	{ sum += c }
+	END { if (sum != want) { print "folded sum " sum " != samples " want; bad = 1 } exit bad }
+' "$WORK/export_folded.out" || { echo "FAIL folded parse"; fail=1; }
+
+# The svg is well-formed xml with one <g class="f"> per drawn frame.
+if command -v python3 >/dev/null; then
+	python3 - "$WORK/export_svg.out" <<'PY' || { echo "FAIL svg xml"; fail=1; }
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+frames = [g for g in root.iter(ns + "g") if g.get("class") == "f"]
+titles = [g.find(ns + "title").text for g in frames]
+assert any(t.startswith("std::vector<int>::push_back ") for t in titles), titles
+assert titles[0] == "all (185 samples, 100.00%)", titles[0]
+assert root.find(ns + "script") is not None
+print("ok   svg parses,", len(frames), "frames")
+PY
+fi
+exit $fail

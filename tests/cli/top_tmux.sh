@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Drives the full-screen `nmiprof top` in a detached tmux against the
+# hot workload (tests/progs/hot: hot_a ~75%, hot_b ~25% of its CPU) and
+# checks what is on screen after each key: pid filter, hot function at
+# the top, sort cycling, help screen, search, call-graph expansion,
+# kernel-frame toggle, zero, quit.
+#
+#   top_tmux.sh NMIPROF HOT WORKDIR
+#
+# Exits 77 (skip) when tmux is missing or this machine cannot sample.
+set -u
+NMIPROF=$1 HOT=$2 WORK=$3
+SOCK=nmiprof-top-test-$$
+mkdir -p "$WORK"
+
+skip() { echo "SKIP: $*"; exit 77; }
+command -v tmux >/dev/null || skip "tmux not installed"
+[ -x "$HOT" ] || { echo "FAIL: $HOT not built"; exit 1; }
+
+# Can this machine sample at all?  perf's own check first, then ours.
+if command -v perf >/dev/null; then
+	perf record -a -g -o "$WORK/perf.data" -- sleep 1 >"$WORK/perf.log" 2>&1 ||
+		skip "perf record -a -g fails here: $(tail -n 1 "$WORK/perf.log")"
+fi
+"$NMIPROF" top --once -d 1 -n 1 >"$WORK/probe.out" 2>"$WORK/probe.err"
+rc=$?
+case $rc in
+0) ;;
+3|4) skip "no sampling backend usable: $(cat "$WORK/probe.err")" ;;
+*) echo "FAIL: top --once exited $rc: $(cat "$WORK/probe.err")"; exit 1 ;;
+esac
+
+"$HOT" 120 >/dev/null 2>&1 &
+HOTPID=$!
+cleanup() {
+	tmux -L "$SOCK" kill-server 2>/dev/null
+	kill "$HOTPID" 2>/dev/null
+	wait "$HOTPID" 2>/dev/null
+}
+trap cleanup EXIT INT TERM
+
+t() { tmux -L "$SOCK" "$@"; }
+screen() { t capture-pane -p -t top; }
+# wait_for REGEX [SECONDS]: until the screen matches
+wait_for() {
+	i=0 limit=$(( ${2:-15} * 5 ))
+	while [ $i -lt $limit ]; do
+		screen >"$WORK/screen.txt" 2>/dev/null
+		grep -Eq -- "$1" "$WORK/screen.txt" && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "FAIL: waited for /$1/; screen was:"
+	cat "$WORK/screen.txt"
+	exit 1
+}
+keys() { t send-keys -t top "$@"; }
+step() { echo "ok   $*"; }
+
+t new-session -d -s top -x 160 -y 40 \
+	"$NMIPROF top -d 1; echo \"EXITED \$?\"; sleep 60" ||
+	skip "tmux cannot start a session here"
+wait_for '^nmiprof top  backend: ' 10
+step "full screen up: $(head -n 1 "$WORK/screen.txt")"
+
+keys p
+wait_for '^pid \(empty: all\):'
+keys -l "$HOTPID"
+keys Enter
+wait_for "filter: pid=$HOTPID"
+wait_for '\[\.\] hot_a'
+# the hottest row (line 4, under two header lines and the column titles)
+sed -n 4p "$WORK/screen.txt" | grep -q '\[\.\] hot_a' ||
+	{ echo "FAIL: hot_a is not the top row:"; cat "$WORK/screen.txt"; exit 1; }
+grep -q '\[\.\] hot_b' "$WORK/screen.txt" ||
+	{ echo "FAIL: hot_b not on screen"; cat "$WORK/screen.txt"; exit 1; }
+step "pid filter: hot_a on the top row, hot_b listed"
+
+keys s
+wait_for 'sort: children'
+keys s
+wait_for 'sort: comm'
+keys s s s
+wait_for 'sort: self'
+step "s cycles children, comm, dso, symbol, self"
+
+keys h
+wait_for '^nmiprof top: keys'
+keys x
+wait_for '^nmiprof top  backend: '
+step "h shows help, any key returns"
+
+keys /
+wait_for '^search symbols'
+keys -l hot_b
+keys Enter
+wait_for 'search=hot_b'
+if grep -q '\[\.\] hot_a' "$WORK/screen.txt"; then
+	echo "FAIL: search for hot_b still shows hot_a"; cat "$WORK/screen.txt"; exit 1
+fi
+grep -q '\[\.\] hot_b' "$WORK/screen.txt" || wait_for '\[\.\] hot_b'
+keys /
+keys Enter
+wait_for '\[\.\] hot_a'
+step "/ search narrows to hot_b, empty search restores"
+
+keys Home Enter
+wait_for 'callers'
+wait_for '\[\.\] main'
+step "Enter expands hot_a: callers include main"
+keys Enter
+
+keys k
+wait_for 'frames: user'
+keys k
+wait_for 'frames: kernel\+user'
+step "k toggles kernel frames"
+
+keys z
+wait_for 'zeroed'
+step "z zeroes"
+
+keys q
+wait_for '^EXITED 0' 10
+step "q quits with status 0"
