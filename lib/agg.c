@@ -6,10 +6,15 @@
 #include "agg.h"
 #include "store_hash.h"
 
-/* Raw-stack cache entry; h1 == 0 && h2 == 0 marks a free slot. */
+/*
+ * Raw-stack cache entry, keyed by (pid, comm, raw frames).  ent indexes
+ * np_agg.ents: the count of this stack on the CPU it was last seen on,
+ * so the common hit increments a count without a second lookup.
+ * h1 == 0 && h2 == 0 marks a free slot.
+ */
 struct raw_ent {
 	uint64_t h1, h2;
-	uint32_t stack, comm;
+	uint32_t ent, pad;
 };
 
 struct np_agg {
@@ -21,6 +26,7 @@ struct np_agg {
 	uint32_t nr_ents, cap_ents;
 	struct np_idx ent_idx;
 	uint64_t samples, lost;
+	uint32_t last_ent;	/* entry np_agg_add() last touched */
 };
 
 void np_agg_opts_init(struct np_agg_opts *o)
@@ -111,6 +117,7 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 		e = &a->ents[id];
 		if (e->stack == stack && e->pid == pid && e->cpu == cpu &&
 		    e->comm == comm) {
+			a->last_ent = id;
 			e->count += count;
 			a->samples += count;
 			return 0;
@@ -120,6 +127,7 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 		    sizeof(*a->ents)) ||
 	    np_idx_insert(&a->ent_idx, h, a->nr_ents))
 		return -ENOMEM;
+	a->last_ent = a->nr_ents;
 	e = &a->ents[a->nr_ents++];
 	e->pid = pid;
 	e->cpu = cpu;
@@ -130,24 +138,36 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 	return 0;
 }
 
-/* 128-bit key of a raw sample: two independent lanes over the words. */
+/*
+ * 128-bit key of a raw sample: two independent lanes, each folding two
+ * words per multiply so the dependency chain is half the frame count.
+ */
 static void raw_hash(const struct np_sample *s, uint64_t *h1, uint64_t *h2)
 {
 	uint64_t comm[2], a, b;
+	unsigned int i;
 
 	memcpy(comm, s->comm, sizeof(comm));
-	a = np_mum((uint64_t)s->pid << 32 ^ s->nr_kframes << 16 ^
-		   s->nr_uframes ^ NP_HK0, comm[0] ^ NP_HK1);
-	b = np_mum((uint64_t)s->pid ^ NP_HK2, comm[1] ^ NP_HK3);
-	a = np_mum(a ^ comm[1], NP_HK2);
-	b = np_mum(b ^ comm[0], NP_HK0 ^ (uint64_t)s->nr_kframes << 40);
-	for (unsigned int i = 0; i < s->nr_kframes; i++) {
-		a = np_mum(s->kframes[i] ^ NP_HK0, a ^ NP_HK1);
-		b = np_mum(s->kframes[i] ^ NP_HK2, b ^ NP_HK3);
+	a = np_mum((uint64_t)s->pid ^ NP_HK0,
+		   ((uint64_t)s->nr_kframes << 16 | s->nr_uframes) ^ NP_HK1);
+	b = np_mum(comm[0] ^ NP_HK2, comm[1] ^ NP_HK3);
+	a = np_mum(a ^ comm[1], comm[0] ^ NP_HK2);
+	b = np_mum(b ^ s->pid, (uint64_t)s->nr_kframes ^ NP_HK0);
+	for (i = 0; i + 1 < s->nr_kframes; i += 2) {
+		a = np_mum(s->kframes[i] ^ a ^ NP_HK0, s->kframes[i + 1] ^ NP_HK1);
+		b = np_mum(s->kframes[i] ^ b ^ NP_HK2, s->kframes[i + 1] ^ NP_HK3);
 	}
-	for (unsigned int i = 0; i < s->nr_uframes; i++) {
-		a = np_mum(s->uframes[i] ^ NP_HK1, a ^ NP_HK2);
-		b = np_mum(s->uframes[i] ^ NP_HK3, b ^ NP_HK0);
+	if (i < s->nr_kframes) {
+		a = np_mum(s->kframes[i] ^ a ^ NP_HK1, NP_HK0);
+		b = np_mum(s->kframes[i] ^ b ^ NP_HK3, NP_HK2);
+	}
+	for (i = 0; i + 1 < s->nr_uframes; i += 2) {
+		a = np_mum(s->uframes[i] ^ a ^ NP_HK3, s->uframes[i + 1] ^ NP_HK2);
+		b = np_mum(s->uframes[i] ^ b ^ NP_HK1, s->uframes[i + 1] ^ NP_HK0);
+	}
+	if (i < s->nr_uframes) {
+		a = np_mum(s->uframes[i] ^ a ^ NP_HK2, NP_HK1);
+		b = np_mum(s->uframes[i] ^ b ^ NP_HK0, NP_HK3);
 	}
 	*h1 = a;
 	*h2 = b | !(a | b);	/* never (0, 0): that marks a free slot */
@@ -206,11 +226,12 @@ static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint64_t addr,
 static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 		       struct raw_ent *r)
 {
-	uint32_t node = NP_STACK_EMPTY, f;
 	size_t clen = strnlen(s->comm, sizeof(s->comm));
+	uint32_t node = NP_STACK_EMPTY, f;
 
-	r->comm = np_stacktab_str(a->st, s->comm, clen);
-	if (r->comm == NP_ID_NONE)
+	uint32_t comm = np_stacktab_str(a->st, s->comm, clen);
+
+	if (comm == NP_ID_NONE)
 		return -1;
 	for (unsigned int i = s->nr_uframes; i--;) {
 		f = sym_frame(a, s->pid, s->uframes[i], 0);
@@ -232,7 +253,11 @@ static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 		if (node == NP_ID_NONE)
 			return -1;
 	}
-	r->stack = node;
+	/* Several raw keys can share an entry (same symbolized stack). */
+	if (np_agg_add(a, s->pid, a->opts.by_cpu ? s->cpu : NP_CPU_ANY, comm,
+		       node, 0))
+		return -1;
+	r->ent = a->last_ent;
 	return 0;
 }
 
@@ -240,6 +265,9 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 {
 	struct raw_ent *r;
 	uint64_t h1, h2;
+
+	uint32_t cpu = a->opts.by_cpu ? s->cpu : NP_CPU_ANY;
+	struct np_agg_entry *e;
 
 	raw_hash(s, &h1, &h2);
 	if (!a->raw || (a->raw_used + 1) * 2 > a->raw_mask + 1) {
@@ -256,9 +284,17 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 		r->h2 = h2;
 		a->raw_used++;
 	}
-	if (np_agg_add(a, s->pid, a->opts.by_cpu ? s->cpu : NP_CPU_ANY,
-		       r->comm, r->stack, 1))
+	e = &a->ents[r->ent];
+	if (e->cpu == cpu) {
+		e->count++;
+		a->samples++;
+		return 0;
+	}
+	/* Same stack on another CPU: find that key's entry, and remember
+	 * it, since a task tends to stay on its new CPU. */
+	if (np_agg_add(a, e->pid, cpu, e->comm, e->stack, 1))
 		goto nomem;
+	r->ent = a->last_ent;
 	return 0;
 nomem:
 	a->lost++;
