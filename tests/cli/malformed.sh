@@ -87,4 +87,17 @@ expect 1 status status --bogus
 [ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] || { echo "FAIL: unknown command"; fail=1; }
 "$NMIPROF" lockups --store "$WORK" list >out.txt 2>err.txt ||
 	{ echo "FAIL: lockups list on an empty store: $(cat err.txt)"; fail=1; }
+
+# Every command has --help, 'help CMD' and a man page.
+MAN=$(dirname "$FIX")/../../docs/man
+for c in top record report export lockups status; do
+	"$NMIPROF" "$c" --help >out.txt 2>err.txt && grep -q "^Usage: nmiprof $c" out.txt &&
+		[ ! -s err.txt ] || { echo "FAIL: nmiprof $c --help"; fail=1; }
+	"$NMIPROF" help "$c" | cmp -s - out.txt || { echo "FAIL: nmiprof help $c"; fail=1; }
+	[ -f "$MAN/nmiprof-$c.1" ] || { echo "FAIL: no man page nmiprof-$c.1"; fail=1; }
+done
+"$NMIPROF" help | grep -q '^  5  bad input' || { echo "FAIL: help lacks exit codes"; fail=1; }
+"$NMIPROF" --version | grep -Eq '^nmiprof [0-9]+\.[0-9]+' || { echo "FAIL: --version"; fail=1; }
+grep -q '^\.SH EXIT STATUS' "$MAN/nmiprof.1" || { echo "FAIL: nmiprof.1 lacks EXIT STATUS"; fail=1; }
+[ $fail -eq 0 ] && echo "ok   --help, help CMD, man pages, --version"
 exit $fail
