@@ -46,18 +46,24 @@ static struct np_report_buf __percpu *np_report_bufs;
 int np_report_init(void)
 {
 	np_report_bufs = alloc_percpu(struct np_report_buf);
-	return np_report_bufs ? 0 : -ENOMEM;
+	if (!np_report_bufs)
+		return -ENOMEM;
+	return np_uart_init();
 }
 
 void np_report_exit(void)
 {
+	np_uart_exit();
 	free_percpu(np_report_bufs);
 	np_report_bufs = NULL;
 }
 
 /*
- * One line to the UART, prefixed with a printk-style timestamp so the
- * serial log lines up with the console's, and to printk.
+ * One line to the UART and to printk.  The UART copy is prefixed the way
+ * printk's console output is with CONFIG_PRINTK_CALLER, "[time][C<cpu>]",
+ * so it lines up with the console's lines, says which CPU wrote it when
+ * several report at once, and can be told from the printk copy that the
+ * console may print later.
  */
 static __printf(2, 3) void np_report_line(bool emerg, const char *fmt, ...)
 {
@@ -68,8 +74,9 @@ static __printf(2, 3) void np_report_line(bool emerg, const char *fmt, ...)
 	va_list args;
 	int pre, len;
 
-	pre = scnprintf(line, NP_REPORT_LINE, "[%5lu.%06lu] ",
-			(unsigned long)ts, ns / NSEC_PER_USEC);
+	pre = scnprintf(line, NP_REPORT_LINE, "[%5lu.%06lu][C%d] ",
+			(unsigned long)ts, ns / NSEC_PER_USEC,
+			smp_processor_id());
 	va_start(args, fmt);
 	len = pre + vscnprintf(line + pre, NP_REPORT_LINE - pre, fmt, args);
 	va_end(args);
@@ -145,36 +152,54 @@ static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
 	return nr;
 }
 
-/* NMIPROF_REC_LOCKUP for the daemon, when a session has rings. */
-static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
-			     const u64 *frames, unsigned int nr)
+/*
+ * Start a NMIPROF_REC_LOCKUP in this CPU's ring, NULL when full.  The
+ * ring's reserve/commit nest, so the hrtimer-context recovery record may
+ * be interrupted by an NMI writing to the same ring.
+ */
+static struct nmiprof_lockup *np_report_reserve(struct np_ring_handle *h,
+						u32 size, u64 stuck_ns,
+						u16 lockup_flags)
 {
 	struct np_ring *r = np_ring_get(smp_processor_id());
-	u32 size = sizeof(struct nmiprof_lockup) + nr * sizeof(u64);
 	struct nmiprof_lockup *rec;
-	struct nmiprof_regs *o;
-	struct np_ring_handle h;
 	u64 seq;
 
 	if (!r)
-		return;
+		return NULL;
 	seq = np_ring_next_seq(r);
-	rec = np_ring_reserve(&h, r, size, seq);
+	rec = np_ring_reserve(h, r, size, seq);
 	if (!rec)
-		return;
-
+		return NULL;
+	memset(rec, 0, sizeof(*rec));
 	rec->hdr.common_type = NMIPROF_REC_LOCKUP;
-	rec->hdr.common_flags = NMIPROF_RF_IN_NMI |
-				(user_mode(regs) ? NMIPROF_RF_USER_MODE : 0);
 	rec->hdr.common_size = size;
 	rec->seq = seq;
 	rec->time_ns = ktime_get_mono_fast_ns();
 	rec->stuck_ns = stuck_ns;
 	rec->cpu = smp_processor_id();
+	rec->lockup_flags = lockup_flags;
+	rec->kstack = NMIPROF_LOC(sizeof(*rec), size - sizeof(*rec));
+	return rec;
+}
+
+/* The report as a record, for the daemon and `nmiprof lockups`. */
+static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
+			     const u64 *frames, unsigned int nr)
+{
+	u32 size = sizeof(struct nmiprof_lockup) + nr * sizeof(u64);
+	struct nmiprof_lockup *rec;
+	struct nmiprof_regs *o;
+	struct np_ring_handle h;
+
+	rec = np_report_reserve(&h, size, stuck_ns, NMIPROF_LF_HARD);
+	if (!rec)
+		return;
+	rec->hdr.common_flags = NMIPROF_RF_IN_NMI |
+				(user_mode(regs) ? NMIPROF_RF_USER_MODE : 0);
 	rec->pid = task_tgid_nr(current);
 	rec->tid = task_pid_nr(current);
 	rec->nr_kframes = nr;
-	rec->lockup_flags = NMIPROF_LF_HARD;
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 
 	o = &rec->regs;
@@ -187,8 +212,6 @@ static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
 	o->ip = regs->ip;	o->cs = regs->cs;	o->flags = regs->flags;
 	o->sp = regs->sp;	o->ss = regs->ss;
 
-	rec->kstack = NMIPROF_LOC(sizeof(*rec), nr * sizeof(u64));
-	rec->__pad = 0;
 	memcpy(rec + 1, frames, nr * sizeof(u64));
 	np_ring_commit(&h);
 }
@@ -196,14 +219,14 @@ static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
 void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
 {
 	u64 *frames = this_cpu_ptr(np_report_bufs)->frames;
-	u32 ms = do_div(stuck_ns, NSEC_PER_SEC) / NSEC_PER_MSEC;
-	u64 stuck_s = stuck_ns;	/* do_div() left the quotient */
+	u64 secs = stuck_ns;
+	u32 ms = do_div(secs, NSEC_PER_SEC) / NSEC_PER_MSEC;
 	bool locked = np_uart_lock();
 	unsigned int nr;
 
 	np_report_line(true,
 		       "nmiprof: hard LOCKUP on CPU %d, interrupts off for %llu.%03u s\n",
-		       smp_processor_id(), stuck_s, ms);
+		       smp_processor_id(), secs, ms);
 	nr = np_report_context(regs, frames);
 	np_report_line(false, "nmiprof: end of CPU %d lockup report\n",
 		       smp_processor_id());
@@ -211,8 +234,7 @@ void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
 		np_uart_unlock();
 
 	this_cpu_inc(np_stats.lockups);
-	np_report_record(regs, stuck_s * NSEC_PER_SEC + ms * NSEC_PER_MSEC,
-			 frames, nr);
+	np_report_record(regs, stuck_ns, frames, nr);
 }
 
 void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
@@ -228,13 +250,24 @@ void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
 		np_uart_unlock();
 }
 
-void np_report_recovered(u64 stuck_ns)
+void np_report_recovered(u64 stuck_ns, pid_t tid, const char *comm)
 {
-	u32 ms = do_div(stuck_ns, NSEC_PER_SEC) / NSEC_PER_MSEC;
+	u64 secs = stuck_ns;
+	u32 ms = do_div(secs, NSEC_PER_SEC) / NSEC_PER_MSEC;
 	bool locked = np_uart_lock();
+	struct nmiprof_lockup *rec;
+	struct np_ring_handle h;
 
 	np_report_line(true, "nmiprof: CPU %d recovered after %llu.%03u s\n",
-		       smp_processor_id(), stuck_ns, ms);
+		       smp_processor_id(), secs, ms);
 	if (locked)
 		np_uart_unlock();
+
+	rec = np_report_reserve(&h, sizeof(*rec), stuck_ns,
+				NMIPROF_LF_HARD | NMIPROF_LF_RECOVERED);
+	if (!rec)
+		return;
+	rec->tid = tid;
+	memcpy(rec->comm, comm, sizeof(rec->comm));
+	np_ring_commit(&h);
 }

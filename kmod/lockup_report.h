@@ -22,7 +22,10 @@ void np_report_lockup(struct pt_regs *regs, u64 stuck_ns);
 /* NMI context: this CPU's part of an all-CPU backtrace. */
 void np_report_backtrace(struct pt_regs *regs, int lockup_cpu);
 
-/* Any context but NMI, on the CPU that came back. */
-void np_report_recovered(u64 stuck_ns);
+/*
+ * Any context but NMI, on the CPU that came back after @stuck_ns, which
+ * had been running task @tid/@comm (TASK_COMM_LEN bytes) when reported.
+ */
+void np_report_recovered(u64 stuck_ns, pid_t tid, const char *comm);
 
 #endif /* _NMIPROF_LOCKUP_REPORT_H */

@@ -17,6 +17,10 @@
  *   every seq exactly once.
  * A record never wraps: the gap up to the end of the data area is filled
  * with a NMIPROF_REC_PAD record instead.
+ *
+ * Ordinary records leave NP_LOST_HEADROOM bytes free, so that when the
+ * session stops a final LOST record (plus a pad before it) always fits
+ * and the consumer can account for every seq even if it never caught up.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -26,6 +30,8 @@
 
 #include "compat.h"
 #include "ring.h"
+
+#define NP_LOST_HEADROOM	(2 * sizeof(struct nmiprof_lost))
 
 DECLARE_WAIT_QUEUE_HEAD(np_ring_wq);
 
@@ -227,12 +233,13 @@ again:
 }
 
 /*
- * Reserve @size bytes (a multiple of 8) for one record numbered @seq.
- * Returns where to write it, or NULL when the ring is full: the record is
- * then counted as lost and must not be committed.
+ * Reserve @size bytes (a multiple of 8, may be 0 to only flush a pending
+ * LOST record) plus @headroom that must stay free.  Returns where to
+ * write, or NULL when the ring is full: the record numbered @seq is then
+ * counted as lost.
  */
-void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
-		      u32 size, u64 seq)
+static void *__np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
+			       u32 size, u64 seq, unsigned long headroom)
 {
 	unsigned long head, pos, need, pad, lost_sz, mask = r->size - 1;
 	u64 tail;
@@ -252,7 +259,8 @@ void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 		pad = 0;
 		if ((head & mask) + need > r->size)
 			pad = r->size - (head & mask);
-		if (need > r->size / 2 || head + pad + need - tail > r->size)
+		if (need > r->size / 2 ||
+		    head + pad + need + headroom - tail > r->size)
 			goto full;
 	} while (local_cmpxchg(&r->head, head, head + pad + need) != head);
 
@@ -282,11 +290,40 @@ void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 	return h->rec;
 
 full:
+	if (!size) {		/* a flush, not a record */
+		np_ring_publish(r);
+		return NULL;
+	}
 	if (local_inc_return(&r->lost_pending) == 1)
 		WRITE_ONCE(r->lost_seq, seq);
 	local_inc(&r->lost);
 	np_ring_publish(r);
 	return NULL;
+}
+
+void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
+		      u32 size, u64 seq)
+{
+	return __np_ring_reserve(h, r, size, seq, NP_LOST_HEADROOM);
+}
+
+/*
+ * Write the LOST record still owed for each ring, into the headroom kept
+ * for it.  Only once every source is stopped: we run on another CPU.
+ */
+void np_rings_flush_lost(void)
+{
+	struct np_ring_handle h;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct np_ring *r = np_rings[cpu];
+
+		if (!local_read(&r->lost_pending))
+			continue;
+		if (__np_ring_reserve(&h, r, 0, 0, 0))
+			np_ring_publish(r);
+	}
 }
 
 void np_ring_commit(struct np_ring_handle *h)

@@ -51,6 +51,7 @@ u64 np_ring_next_seq(struct np_ring *r);
 void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 		      u32 size, u64 seq);
 void np_ring_commit(struct np_ring_handle *h);
+void np_rings_flush_lost(void);
 
 u64 np_ring_lost(int cpu);
 bool np_rings_readable(bool drain);

@@ -157,6 +157,9 @@ static int np_pick_source(void)
 	switch (np_cfg_source) {
 	case NMIPROF_SRC_AUTO:
 		ret = np_pmu_probe(np_sess.freq_hz);
+		if (ret)
+			pr_info("nmiprof: no PMU cycles counter (%d), using NMI IPIs\n",
+				ret);
 		return ret ? NMIPROF_SRC_IPI : NMIPROF_SRC_PMU;
 	case NMIPROF_SRC_PMU:
 		ret = np_pmu_probe(np_sess.freq_hz);
@@ -237,6 +240,7 @@ void np_session_stop(void)
 	np_ext_on = false;
 	/* NMI handlers are RCU readers: none is still writing a ring. */
 	synchronize_rcu();
+	np_rings_flush_lost();
 	/* Let a reader drain what is left. */
 	wake_up_all(&np_ring_wq);
 }

@@ -10,7 +10,7 @@
  * An NMI carries no payload, so the sender raises the target's pending
  * count first and the target claims an NMI only when it finds the count
  * non-zero; NMIs of other users are never taken.  Two of our IPIs that
- * collapse into one NMI are claimed together.
+ * collapse into one NMI are claimed together (and sampled once).
  *
  * apic->send_IPI(cpu, NMI_VECTOR) is used rather than send_IPI_mask(): the
  * x2APIC cluster mask path uses a per-CPU scratch cpumask that the timer
@@ -32,15 +32,26 @@ static DEFINE_PER_CPU(atomic_t, np_ipi_pending);
 static struct cpumask np_ipi_cpus;	/* CPUs whose timer runs */
 static u64 np_ipi_period_ns;
 
+/*
+ * Claim every IPI counted so far and return how many: when that is more
+ * than one, a second NMI may still be latched by the CPU and arrive right
+ * after this one with nothing left to claim.  default_do_nmi() treats
+ * "handled > 1" as exactly that case and swallows the back-to-back NMI
+ * instead of reporting it as unknown.
+ */
 static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 {
 	atomic_t *pending = this_cpu_ptr(&np_ipi_pending);
+	int n;
 
 	/* Cheap test first: this handler sees every NMI_LOCAL NMI. */
-	if (!atomic_read(pending) || !atomic_xchg(pending, 0))
+	if (!atomic_read(pending))
+		return NMI_DONE;
+	n = atomic_xchg(pending, 0);
+	if (!n)
 		return NMI_DONE;
 	np_on_nmi(regs, 0);
-	return NMI_HANDLED;
+	return n;
 }
 
 static int np_ipi_buddy(int cpu)

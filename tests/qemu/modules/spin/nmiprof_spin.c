@@ -26,11 +26,16 @@ MODULE_PARM_DESC(secs, "Seconds to spin with interrupts off (1..8)");
 static DECLARE_COMPLETION(spin_done);
 static u64 spin_iters;
 
+/* Most of the time in here, not in the clock read: check it rarely. */
 static noinline void nmiprof_spin_loop(u64 end_ns)
 {
+	unsigned int i;
+
 	while (ktime_get_mono_fast_ns() < end_ns) {
-		spin_iters++;
-		cpu_relax();
+		for (i = 0; i < 10000; i++) {
+			WRITE_ONCE(spin_iters, spin_iters + 1);
+			cpu_relax();
+		}
 	}
 }
 

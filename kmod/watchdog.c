@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hard-lockup watchdog.
+ *
+ * Every watched CPU runs a pinned hrtimer with period threshold * 2 / 5,
+ * the kernel watchdog's ratio.  Its callback stamps the CPU's heartbeat
+ * and then looks at its buddy, the next watched CPU (as in
+ * kernel/watchdog_buddy.c): a buddy whose heartbeat is older than the
+ * threshold has not taken a timer interrupt for that long, so it runs with
+ * interrupts off.  The checker sends it an NMI IPI.  An NMI carries no
+ * payload, so a per-CPU pending flag says it is ours; NMI_LOCAL handlers
+ * must never claim other users' NMIs.  In NMI the stuck CPU checks its own
+ * heartbeat again and, if still stale, reports itself: only it has its
+ * registers and its stack.
+ *
+ * Any other NMI on a CPU runs the same self-check: PMU NMIs (the kernel's
+ * perf watchdog, nmiprof's own PMU source) through the NMI_LOCAL chain,
+ * where every handler is called, and unclaimed ones through NMI_UNKNOWN.
+ * Neither is claimed by the self-check.
+ *
+ * An episode is reported once.  The CPU's next heartbeat ends it: the
+ * recovery line, a NMIPROF_LF_RECOVERED record and the trace events are
+ * written from its hrtimer callback, never from NMI.  A healthy buddy
+ * emits the lockup trace event as soon as the report is written, for a
+ * CPU that never comes back.
+ *
+ * touch_nmi_watchdog() is honoured through a kprobe on the exported
+ * arch_touch_nmi_watchdog(): the flag it sets is static to kernel/watchdog.c
+ * (6.12) or kernel/watchdog_hld.c (6.1), so the call is all a module can
+ * observe.  A touch counts as a heartbeat.
+ *
+ * Starting and stopping go through one cpuhp state, whose callbacks start
+ * and cancel each CPU's timer on that CPU; buddies are recomputed on every
+ * check from the mask of CPUs whose timer runs.  The ioctl restarts with
+ * the new settings; a pm notifier stops the watchdog across suspend and
+ * hibernation and starts it afresh, with new heartbeats, afterwards.
+ */
+#define pr_fmt(fmt) "nmiprof: " fmt
+
+#include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/suspend.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#include <nmiprof/nmiprof_abi.h>
+
+#include "lockup_report.h"
+#include "watchdog.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace_lockup.h"
+
+static bool watchdog = true;
+module_param(watchdog, bool, 0444);
+MODULE_PARM_DESC(watchdog, "Hard-lockup watchdog at load (default on)");
+
+static unsigned int watchdog_thresh = 10;
+module_param(watchdog_thresh, uint, 0444);
+MODULE_PARM_DESC(watchdog_thresh, "Seconds with interrupts off that make a hard lockup (default 10)");
+
+static char *watchdog_cpus;
+module_param(watchdog_cpus, charp, 0444);
+MODULE_PARM_DESC(watchdog_cpus, "CPUs to watch, a cpulist (default all)");
+
+static bool watchdog_all_cpu_backtrace;
+module_param(watchdog_all_cpu_backtrace, bool, 0444);
+MODULE_PARM_DESC(watchdog_all_cpu_backtrace, "On a lockup, every CPU prints its backtrace");
+
+static bool watchdog_panic;
+module_param(watchdog_panic, bool, 0444);
+MODULE_PARM_DESC(watchdog_panic, "Panic after the lockup report");
+
+/* How long a panicking CPU waits for the other CPUs' backtraces. */
+#define NP_WD_BT_WAIT_MS	10000
+
+enum np_wd_state {
+	NP_WD_OK,		/* no episode */
+	NP_WD_REPORTING,	/* this CPU's NMI is writing the report */
+	NP_WD_REPORTED,		/* report and snapshot written */
+};
+
+struct np_wd_cpu {
+	struct hrtimer	timer;
+	u64		beat_ns;	/* last heartbeat, mono fast clock */
+	atomic_t	nmi_pending;	/* our NMI IPI is on its way */
+	atomic_t	bt_request;	/* 1 + CPU that wants our backtrace */
+	atomic_t	kicked;		/* this episode's NMI IPI was sent */
+	int		state;		/* enum np_wd_state, owned by this CPU */
+	atomic_t	traced;		/* episode's trace event emitted */
+
+	/* Snapshot for the trace events, published by state = REPORTED. */
+	u64		since_ns;	/* heartbeat before the episode */
+	u64		stuck_ns;	/* at report time */
+	unsigned long	ip;
+	pid_t		pid;
+	char		comm[TASK_COMM_LEN];
+};
+
+static DEFINE_PER_CPU(struct np_wd_cpu, np_wd);
+
+/* Settings, written under np_wd_mutex while the watchdog is stopped. */
+static struct {
+	bool		enabled;
+	unsigned int	thresh_s;
+	u32		flags;		/* NMIPROF_WF_* */
+	struct cpumask	cpus;		/* CPUs to watch when online */
+} np_wd_cfg;
+
+static DEFINE_MUTEX(np_wd_mutex);	/* np_wd_cfg, start and stop */
+static bool np_wd_running;
+static bool np_wd_suspended;		/* stopped by the pm notifier */
+static int np_wd_hp_state;
+
+/* Read by timers and NMIs; ordered by starting them (cpuhp, nmi lists). */
+static u64 np_wd_thresh_ns;
+static u64 np_wd_period_ns;
+static u32 np_wd_flags;
+static struct cpumask np_wd_active;	/* CPUs whose timer runs */
+
+static unsigned int np_wd_buddy(unsigned int cpu)
+{
+	unsigned int next = cpumask_next(cpu, &np_wd_active);
+
+	if (next >= nr_cpu_ids)
+		next = cpumask_first(&np_wd_active);
+	return next == cpu ? nr_cpu_ids : next;
+}
+
+/* hrtimer context, for a CPU whose report is written (state REPORTED). */
+static void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu)
+{
+	if (atomic_xchg(&w->traced, 1))
+		return;
+	trace_lockup(cpu, w->pid, w->comm, w->ip, w->stuck_ns, false);
+}
+
+static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
+{
+	u64 episode = now - w->since_ns;
+
+	np_wd_trace_lockup(w, cpu);
+	np_report_recovered(episode, w->pid, w->comm);
+	trace_lockup(cpu, w->pid, w->comm, w->ip, episode, true);
+	WRITE_ONCE(w->state, NP_WD_OK);
+}
+
+static void np_wd_check_buddy(int cpu, u64 now)
+{
+	unsigned int buddy = np_wd_buddy(cpu);
+	struct np_wd_cpu *b;
+	s64 age;
+
+	if (buddy >= nr_cpu_ids)
+		return;
+	b = per_cpu_ptr(&np_wd, buddy);
+	/* Pairs with smp_mb__before_atomic() in np_wd_cpu_online(). */
+	smp_rmb();
+	age = now - READ_ONCE(b->beat_ns);
+	if (age <= (s64)np_wd_thresh_ns)
+		return;
+
+	/* Pairs with smp_store_release() in np_wd_self_check(). */
+	if (smp_load_acquire(&b->state) == NP_WD_REPORTED) {
+		np_wd_trace_lockup(b, buddy);
+		return;
+	}
+	if (atomic_xchg(&b->kicked, 1))
+		return;			/* once per episode */
+	atomic_set(&b->nmi_pending, 1);
+	/* Pairs with atomic_xchg() in np_wd_nmi(): the flag is visible
+	 * before the NMI can arrive.
+	 */
+	smp_mb__after_atomic();
+	apic->send_IPI(buddy, NMI_VECTOR);
+}
+
+static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
+{
+	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+	int cpu = smp_processor_id();
+	u64 now = ktime_get_mono_fast_ns();
+
+	/*
+	 * The heartbeat first: from here on our own NMI self-check finds
+	 * us alive, so an episode can only end, not start, below.
+	 */
+	WRITE_ONCE(w->beat_ns, now);
+	atomic_set(&w->kicked, 0);
+	barrier();
+	if (READ_ONCE(w->state) == NP_WD_REPORTED)
+		np_wd_recovered(w, cpu, now);
+
+	np_wd_check_buddy(cpu, now);
+	hrtimer_forward_now(timer, ns_to_ktime(np_wd_period_ns));
+	return HRTIMER_RESTART;
+}
+
+/* Panic only once the other CPUs have had their say, or time is up. */
+static void np_wd_wait_backtraces(void)
+{
+	unsigned int ms, cpu;
+
+	for (ms = 0; ms < NP_WD_BT_WAIT_MS; ms++) {
+		for_each_online_cpu(cpu)
+			if (atomic_read(&per_cpu_ptr(&np_wd, cpu)->bt_request))
+				break;
+		if (cpu >= nr_cpu_ids)
+			return;
+		mdelay(1);
+	}
+}
+
+/* NMI context: every other online CPU appends its own backtrace. */
+static void np_wd_request_backtraces(int self)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		if (cpu == self)
+			continue;
+		atomic_set(&per_cpu_ptr(&np_wd, cpu)->bt_request, self + 1);
+		/* Pairs with atomic_xchg() in np_wd_nmi(). */
+		smp_mb__after_atomic();
+		apic->send_IPI(cpu, NMI_VECTOR);
+	}
+}
+
+/* NMI context, on any NMI: is this CPU the one that is stuck? */
+static void np_wd_self_check(struct pt_regs *regs)
+{
+	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+	int cpu = smp_processor_id();
+	u64 beat;
+	s64 age;
+
+	if (!cpumask_test_cpu(cpu, &np_wd_active) || w->state != NP_WD_OK)
+		return;
+	beat = READ_ONCE(w->beat_ns);
+	age = ktime_get_mono_fast_ns() - beat;
+	if (age <= (s64)np_wd_thresh_ns)
+		return;
+
+	w->state = NP_WD_REPORTING;	/* no second report from a nested NMI */
+	w->since_ns = beat;
+	w->stuck_ns = age;
+	w->ip = instruction_pointer(regs);
+	w->pid = task_pid_nr(current);
+	memcpy(w->comm, current->comm, sizeof(w->comm));
+	atomic_set(&w->traced, 0);
+
+	np_report_lockup(regs, age);
+	/* Pairs with smp_load_acquire() in np_wd_check_buddy(). */
+	smp_store_release(&w->state, NP_WD_REPORTED);
+
+	if (np_wd_flags & NMIPROF_WF_ALL_CPU_BT)
+		np_wd_request_backtraces(cpu);
+	if (np_wd_flags & NMIPROF_WF_PANIC) {
+		if (np_wd_flags & NMIPROF_WF_ALL_CPU_BT)
+			np_wd_wait_backtraces();
+		nmi_panic(regs, "nmiprof: hard LOCKUP");
+	}
+}
+
+/*
+ * Sees every NMI_LOCAL NMI.  Returns how many of our own requests it
+ * consumed, so the NMI core can tell two of ours that merged into one
+ * NMI from an unknown one (its swallow logic).
+ */
+static int np_wd_nmi(unsigned int type, struct pt_regs *regs)
+{
+	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+	int handled = 0, bt = 0;
+
+	if (atomic_read(&w->nmi_pending) && atomic_xchg(&w->nmi_pending, 0))
+		handled++;
+	np_wd_self_check(regs);
+	if (atomic_read(&w->bt_request))
+		bt = atomic_xchg(&w->bt_request, 0);
+	if (bt) {
+		np_report_backtrace(regs, bt - 1);
+		handled++;
+	}
+	return handled;
+}
+
+/* Unclaimed NMIs: check ourselves, leave the NMI to its other users. */
+static int np_wd_unknown_nmi(unsigned int type, struct pt_regs *regs)
+{
+	np_wd_self_check(regs);
+	return NMI_DONE;
+}
+
+/* touch_nmi_watchdog(): the caller knows it runs long with irqs off. */
+static int np_wd_touch(struct kprobe *p, struct pt_regs *regs)
+{
+	raw_cpu_write(np_wd.beat_ns, ktime_get_mono_fast_ns());
+	return 0;
+}
+
+static struct kprobe np_wd_touch_kp = {
+	.symbol_name	= "arch_touch_nmi_watchdog",
+	.pre_handler	= np_wd_touch,
+};
+static bool np_wd_touch_on;
+
+/* cpuhp, runs on @cpu: start its heartbeat. */
+static int np_wd_cpu_online(unsigned int cpu)
+{
+	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+
+	if (!cpumask_test_cpu(cpu, &np_wd_cfg.cpus))
+		return 0;
+	WRITE_ONCE(w->beat_ns, ktime_get_mono_fast_ns());
+	w->state = NP_WD_OK;
+	atomic_set(&w->kicked, 0);
+	/* Pairs with smp_rmb() in np_wd_check_buddy(): a buddy that finds
+	 * us in the mask finds the fresh heartbeat too.
+	 */
+	smp_mb__before_atomic();
+	cpumask_set_cpu(cpu, &np_wd_active);
+	hrtimer_start(&w->timer, ns_to_ktime(np_wd_period_ns),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	return 0;
+}
+
+/* cpuhp, runs on @cpu while still online: nobody may check it any more. */
+static int np_wd_cpu_offline(unsigned int cpu)
+{
+	cpumask_clear_cpu(cpu, &np_wd_active);
+	hrtimer_cancel(this_cpu_ptr(&np_wd.timer));
+	return 0;
+}
+
+static int np_wd_start(void)
+{
+	int ret;
+
+	lockdep_assert_held(&np_wd_mutex);
+	np_wd_thresh_ns = (u64)np_wd_cfg.thresh_s * NSEC_PER_SEC;
+	np_wd_period_ns = np_wd_thresh_ns * 2 / 5;
+	np_wd_flags = np_wd_cfg.flags;
+	cpumask_clear(&np_wd_active);
+
+	ret = register_nmi_handler(NMI_LOCAL, np_wd_nmi, 0, "nmiprof_wd");
+	if (ret)
+		return ret;
+	ret = register_nmi_handler(NMI_UNKNOWN, np_wd_unknown_nmi, 0,
+				   "nmiprof_wd_unknown");
+	if (ret)
+		goto err_local;
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "nmiprof/watchdog:online",
+				np_wd_cpu_online, np_wd_cpu_offline);
+	if (ret < 0)
+		goto err_unknown;
+	np_wd_hp_state = ret;
+	np_wd_running = true;
+	pr_info("watchdog on: threshold %u s, CPUs %*pbl\n",
+		np_wd_cfg.thresh_s, cpumask_pr_args(&np_wd_cfg.cpus));
+	return 0;
+
+err_unknown:
+	unregister_nmi_handler(NMI_UNKNOWN, "nmiprof_wd_unknown");
+err_local:
+	unregister_nmi_handler(NMI_LOCAL, "nmiprof_wd");
+	return ret;
+}
+
+static void np_wd_stop(void)
+{
+	unsigned int cpu, tries;
+
+	lockdep_assert_held(&np_wd_mutex);
+	if (!np_wd_running)
+		return;
+	cpuhp_remove_state(np_wd_hp_state);	/* cancels every timer */
+	/*
+	 * Let NMIs already sent be claimed before the handler goes, or they
+	 * would be reported as unknown; an offline target never claims.
+	 */
+	for_each_possible_cpu(cpu) {
+		struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
+
+		for (tries = 0; tries < 100; tries++) {
+			if (!atomic_read(&w->nmi_pending) &&
+			    !atomic_read(&w->bt_request))
+				break;
+			usleep_range(1000, 2000);
+		}
+		atomic_set(&w->nmi_pending, 0);
+		atomic_set(&w->bt_request, 0);
+	}
+	unregister_nmi_handler(NMI_UNKNOWN, "nmiprof_wd_unknown");
+	unregister_nmi_handler(NMI_LOCAL, "nmiprof_wd");
+	np_wd_running = false;
+	pr_info("watchdog off\n");
+}
+
+static int np_wd_pm_notify(struct notifier_block *nb, unsigned long action,
+			   void *data)
+{
+	mutex_lock(&np_wd_mutex);
+	switch (action) {
+	case PM_SUSPEND_PREPARE:
+	case PM_HIBERNATION_PREPARE:
+	case PM_RESTORE_PREPARE:
+		if (np_wd_running) {
+			np_wd_stop();
+			np_wd_suspended = true;
+		}
+		break;
+	case PM_POST_SUSPEND:
+	case PM_POST_HIBERNATION:
+	case PM_POST_RESTORE:
+		if (np_wd_suspended && np_wd_start())
+			pr_warn("watchdog not restarted after resume\n");
+		np_wd_suspended = false;
+		break;
+	}
+	mutex_unlock(&np_wd_mutex);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block np_wd_pm_nb = {
+	.notifier_call = np_wd_pm_notify,
+};
+
+static void np_wd_to_user(struct nmiprof_watchdog *u)
+{
+	unsigned int cpu;
+
+	memset(u, 0, sizeof(*u));
+	u->enabled = np_wd_cfg.enabled;
+	u->threshold_s = np_wd_cfg.thresh_s;
+	u->flags = np_wd_cfg.flags;
+	for_each_cpu(cpu, &np_wd_cfg.cpus)
+		if (cpu < ARRAY_SIZE(u->cpumask) * 64)
+			u->cpumask[cpu / 64] |= 1ULL << (cpu % 64);
+}
+
+static int np_wd_from_user(const struct nmiprof_watchdog *u,
+			   struct cpumask *cpus)
+{
+	unsigned int cpu, i;
+
+	if (u->threshold_s < 1 || u->threshold_s > NMIPROF_WD_MAX_THRESHOLD ||
+	    u->flags & ~(NMIPROF_WF_ALL_CPU_BT | NMIPROF_WF_PANIC) ||
+	    u->__reserved0)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(u->__reserved); i++)
+		if (u->__reserved[i])
+			return -EINVAL;
+
+	cpumask_clear(cpus);
+	for (cpu = 0; cpu < nr_cpu_ids && cpu < ARRAY_SIZE(u->cpumask) * 64;
+	     cpu++)
+		if (u->cpumask[cpu / 64] & (1ULL << (cpu % 64)))
+			cpumask_set_cpu(cpu, cpus);
+	if (cpumask_empty(cpus))
+		cpumask_copy(cpus, cpu_possible_mask);
+	return 0;
+}
+
+long np_wd_ioctl(unsigned int cmd, void __user *arg)
+{
+	struct nmiprof_watchdog u;
+	cpumask_var_t cpus;
+	long ret = 0;
+
+	switch (cmd) {
+	case NMIPROF_IOC_GET_WATCHDOG:
+		mutex_lock(&np_wd_mutex);
+		np_wd_to_user(&u);
+		mutex_unlock(&np_wd_mutex);
+		return copy_to_user(arg, &u, sizeof(u)) ? -EFAULT : 0;
+	case NMIPROF_IOC_SET_WATCHDOG:
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	/* It can panic the machine. */
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&u, arg, sizeof(u)))
+		return -EFAULT;
+	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL))
+		return -ENOMEM;
+	ret = np_wd_from_user(&u, cpus);
+	if (ret)
+		goto out;
+
+	mutex_lock(&np_wd_mutex);
+	np_wd_stop();
+	np_wd_cfg.enabled = u.enabled;
+	np_wd_cfg.thresh_s = u.threshold_s;
+	np_wd_cfg.flags = u.flags;
+	cpumask_copy(&np_wd_cfg.cpus, cpus);
+	/* While suspended, the pm notifier starts it on resume. */
+	if (np_wd_cfg.enabled && !np_wd_suspended)
+		ret = np_wd_start();
+	mutex_unlock(&np_wd_mutex);
+out:
+	free_cpumask_var(cpus);
+	return ret;
+}
+
+int np_wd_init(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	if (!watchdog_thresh || watchdog_thresh > NMIPROF_WD_MAX_THRESHOLD) {
+		pr_err("watchdog_thresh=%u must be in 1..%u\n",
+		       watchdog_thresh, NMIPROF_WD_MAX_THRESHOLD);
+		return -EINVAL;
+	}
+	cpumask_copy(&np_wd_cfg.cpus, cpu_possible_mask);
+	if (watchdog_cpus && cpulist_parse(watchdog_cpus, &np_wd_cfg.cpus)) {
+		pr_err("watchdog_cpus=%s is not a cpulist\n", watchdog_cpus);
+		return -EINVAL;
+	}
+	np_wd_cfg.enabled = watchdog;
+	np_wd_cfg.thresh_s = watchdog_thresh;
+	np_wd_cfg.flags = (watchdog_all_cpu_backtrace ? NMIPROF_WF_ALL_CPU_BT : 0) |
+			  (watchdog_panic ? NMIPROF_WF_PANIC : 0);
+
+	if (!apic || !apic->send_IPI) {
+		pr_warn("no APIC to send NMIs with; watchdog unavailable\n");
+		np_wd_cfg.enabled = false;
+	}
+
+	ret = np_report_init();
+	if (ret)
+		return ret;
+	for_each_possible_cpu(cpu) {
+		struct hrtimer *t = per_cpu_ptr(&np_wd.timer, cpu);
+
+		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		t->function = np_wd_timer_fn;
+	}
+
+	if (register_kprobe(&np_wd_touch_kp))
+		pr_info("touch_nmi_watchdog() cannot be observed; not honoured\n");
+	else
+		np_wd_touch_on = true;
+
+	mutex_lock(&np_wd_mutex);
+	ret = np_wd_cfg.enabled ? np_wd_start() : 0;
+	mutex_unlock(&np_wd_mutex);
+	if (ret)
+		goto err;
+	register_pm_notifier(&np_wd_pm_nb);
+	return 0;
+
+err:
+	if (np_wd_touch_on)
+		unregister_kprobe(&np_wd_touch_kp);
+	np_report_exit();
+	return ret;
+}
+
+void np_wd_exit(void)
+{
+	unregister_pm_notifier(&np_wd_pm_nb);
+	mutex_lock(&np_wd_mutex);
+	np_wd_stop();
+	mutex_unlock(&np_wd_mutex);
+	if (np_wd_touch_on)
+		unregister_kprobe(&np_wd_touch_kp);
+	np_report_exit();
+}

@@ -1,0 +1,1088 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nmiprof_ringcheck: a minimal, independent reader of /dev/nmiprof for the
+ * QEMU tests of nmiprof.ko.  It does not use libnmiprof on purpose: it
+ * checks the module against the ABI header alone.
+ *
+ *   nmiprof_ringcheck [options]           sample, validate, report
+ *   nmiprof_ringcheck -B                  bad-input checks only
+ *
+ * Sampling mode: HELLO, check the format text against the ABI structs,
+ * CONFIGURE, mmap every possible CPU's ring, START, consume for -t seconds
+ * (or, with -S, stall and consume only after STOP), STOP, drain.  Every
+ * record is validated (type, size, alignment, pads, seq strictly
+ * increasing per CPU, LOST records accounting for every gap), then
+ *   samples consumed + lost == seqs issued == ctrl->produced + ctrl->lost
+ * is checked per CPU.  Samples are attributed to functions through
+ * /proc/kallsyms (kernel) and this program's own ELF symbols (user).
+ *
+ * Options:
+ *   -t SECS   sampling time (default 3)       -f HZ   frequency (1000)
+ *   -s SRC    auto|pmu|ipi|external           -e      also unclaimed NMIs
+ *   -k N      kernel depth (64)               -u N    user depth (64)
+ *   -U        no user stacks                  -R N    uregs + N raw bytes
+ *   -c CPU    sample only CPU (repeatable)    -W N    watermark bytes
+ *   -S        stall the consumer until STOP; require lost > 0
+ *   -w        run a 75%/25% workload child (hot_a/hot_b); require
+ *             >= 90% of its samples in them and hot_a at 60..90% of those,
+ *             and >= 80% of its user stacks to reach np_workload
+ *   -x SYM:PCT@CPU  require SYM (the ip or one of the first 7 callers) in
+ *             >= PCT% of CPU's samples between the first and the last
+ *             sample in SYM (e.g. an irqs-off spin)
+ *   -n N      require at least N samples in total (default 1)
+ *   -L        require latched nested entries > 0
+ *   -F TYPE   print the format text of record TYPE and exit
+ * Prints one "RESULT PASS" or "RESULT FAIL: why" line last; exit 0 on pass.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../../include/nmiprof/nmiprof_abi.h"
+
+#define MAX_CPUS	64
+
+static int failures;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("FAIL: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	failures++;
+}
+
+/* ---------------------------------------------------------------- */
+/* Workload: 3 units in hot_a for every unit in hot_b.               */
+/* ---------------------------------------------------------------- */
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) void hot_a(long n)
+{
+	volatile uint64_t x = sink;
+
+	for (long i = 0; i < n; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+__attribute__((noinline)) void hot_b(long n)
+{
+	volatile uint64_t x = sink;
+
+	for (long i = 0; i < n; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+__attribute__((noinline)) void np_workload(double secs)
+{
+	struct timespec ts;
+	double end;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec + ts.tv_nsec / 1e9 + secs;
+	do {
+		hot_a(3 * 100000);
+		hot_b(100000);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while (ts.tv_sec + ts.tv_nsec / 1e9 < end);
+}
+
+/* ---------------------------------------------------------------- */
+/* Symbols: /proc/kallsyms and our own ELF symtab.                    */
+/* ---------------------------------------------------------------- */
+
+struct sym {
+	uint64_t addr, end;
+	char name[64];
+};
+
+struct symtab {
+	struct sym *s;
+	size_t n, cap;
+};
+
+static struct symtab ksyms, usyms;
+
+static void sym_add(struct symtab *t, uint64_t addr, uint64_t size,
+		    const char *name)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 4096;
+		t->s = realloc(t->s, t->cap * sizeof(*t->s));
+		if (!t->s)
+			abort();
+	}
+	t->s[t->n].addr = addr;
+	t->s[t->n].end = size ? addr + size : 0;
+	snprintf(t->s[t->n].name, sizeof(t->s[t->n].name), "%s", name);
+	t->n++;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void sym_sort(struct symtab *t)
+{
+	qsort(t->s, t->n, sizeof(*t->s), sym_cmp);
+	/* Without a size a symbol ends where the next one starts. */
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->s[i].end)
+			t->s[i].end = i + 1 < t->n ? t->s[i + 1].addr :
+				      t->s[i].addr + 4096;
+}
+
+static const char *sym_find(const struct symtab *t, uint64_t ip)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->s[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < t->s[lo - 1].end)
+		return t->s[lo - 1].name;
+	return NULL;
+}
+
+static void load_kallsyms(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], type;
+	unsigned long long addr;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (addr && (type == 't' || type == 'T' || type == 'W' ||
+			     type == 'w'))
+			sym_add(&ksyms, addr, 0, name);
+	}
+	fclose(f);
+	sym_sort(&ksyms);
+}
+
+/* Our own function symbols, relocated by the load bias of main(). */
+static void load_self_syms(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	struct stat st;
+	uint8_t *map;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	uint64_t bias = 0;
+	bool have_bias = false;
+
+	if (fd < 0 || fstat(fd, &st))
+		return;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return;
+	eh = (Elf64_Ehdr *)map;
+	sh = (Elf64_Shdr *)(map + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		Elf64_Sym *sym;
+		const char *str;
+		size_t n;
+
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		sym = (Elf64_Sym *)(map + sh[i].sh_offset);
+		str = (const char *)(map + sh[sh[i].sh_link].sh_offset);
+		n = sh[i].sh_size / sizeof(*sym);
+		for (size_t j = 0; j < n; j++) {
+			if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC ||
+			    !sym[j].st_value)
+				continue;
+			if (!strcmp(str + sym[j].st_name, "main")) {
+				extern int main(int, char **);
+
+				bias = (uint64_t)(uintptr_t)main - sym[j].st_value;
+				have_bias = true;
+			}
+		}
+		for (size_t j = 0; have_bias && j < n; j++)
+			if (ELF64_ST_TYPE(sym[j].st_info) == STT_FUNC &&
+			    sym[j].st_value)
+				sym_add(&usyms, sym[j].st_value + bias,
+					sym[j].st_size, str + sym[j].st_name);
+	}
+	munmap(map, st.st_size);
+	sym_sort(&usyms);
+}
+
+/* ---------------------------------------------------------------- */
+/* Format text: every field we use must be where the ABI says.        */
+/* ---------------------------------------------------------------- */
+
+static void check_field(const char *text, const char *type, const char *name,
+			size_t off, size_t size)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "\tfield:%s %s;\toffset:%zu;\tsize:%zu;\t",
+		 type, name, off, size);
+	if (!strstr(text, want))
+		fail("format: no line \"%s\"", want + 1);
+}
+
+static int get_format(int fd, unsigned int type, char *buf, size_t len)
+{
+	struct nmiprof_format_req req = {
+		.type = type, .len = len, .buf = (uintptr_t)buf,
+	};
+
+	return ioctl(fd, NMIPROF_IOC_GET_FORMAT, &req) ? -errno : (int)req.len;
+}
+
+static void check_formats(int fd)
+{
+	char text[4096];
+	int len = get_format(fd, NMIPROF_REC_SAMPLE, text, sizeof(text));
+
+	if (len < 0) {
+		fail("GET_FORMAT(sample): %s", strerror(-len));
+		return;
+	}
+	if (len != (int)strlen(text) + 1)
+		fail("GET_FORMAT: len %d but text is %zu", len, strlen(text));
+	if (strncmp(text, "name: sample\nID: 1\nformat:\n", 27))
+		fail("format: bad header");
+	check_field(text, "unsigned short", "common_type", 0, 2);
+	check_field(text, "unsigned int", "common_size", 4, 4);
+	if (!strstr(text, "signed:0;\n\n\tfield:u64 seq;"))
+		fail("format: no blank line between common and event fields");
+#define F(t, f) check_field(text, t, #f, offsetof(struct nmiprof_sample, f), \
+			    sizeof(((struct nmiprof_sample *)0)->f))
+	F("u64", seq);
+	F("u64", time_ns);
+	F("u64", ip);
+	F("u32", cpu);
+	F("u32", pid);
+	F("u32", tid);
+	F("u16", nr_kframes);
+	F("u16", nr_uframes);
+#undef F
+	check_field(text, "char", "comm[16]",
+		    offsetof(struct nmiprof_sample, comm), NMIPROF_COMM_LEN);
+	check_field(text, "__data_loc u64[]", "kstack",
+		    offsetof(struct nmiprof_sample, kstack), 4);
+	check_field(text, "__data_loc u64[]", "ustack",
+		    offsetof(struct nmiprof_sample, ustack), 4);
+	if (!strstr(text, "\n\nprint fmt: \""))
+		fail("format: no print fmt");
+	len = get_format(fd, NMIPROF_REC_LOST, text, sizeof(text));
+	if (len < 0 || !strstr(text, "name: lost\nID: 2\n"))
+		fail("GET_FORMAT(lost)");
+	else
+		check_field(text, "u64", "lost",
+			    offsetof(struct nmiprof_lost, lost), 8);
+	len = get_format(fd, NMIPROF_REC_LOCKUP, text, sizeof(text));
+	if (len < 0 || !strstr(text, "name: lockup\nID: 3\n"))
+		fail("GET_FORMAT(lockup)");
+}
+
+/* ---------------------------------------------------------------- */
+/* Rings                                                             */
+/* ---------------------------------------------------------------- */
+
+struct ring {
+	struct nmiprof_ring_ctrl *ctrl;
+	uint8_t *data;
+	uint64_t size;
+	uint64_t next_seq;	/* every seq below is accounted for */
+	uint64_t samples, lost, lost_records, pads;
+	uint64_t kframes, uframes, user_mode, latched_recs;
+	bool mapped;
+};
+
+static struct ring rings[MAX_CPUS];
+static int nr_cpus;
+
+/* Per-sample attribution. */
+struct hit {
+	char name[64];
+	uint64_t n;
+};
+
+#define MAX_HITS 256
+static struct hit child_hits[MAX_HITS];
+static uint64_t child_samples, child_ustack_ok, child_ustack_total;
+static pid_t child_pid;
+
+struct expect {
+	char sym[64];
+	double pct;
+	int cpu;
+	uint64_t first, last;	/* time window of samples in sym */
+};
+
+static struct expect expects[8];
+static int nr_expects;
+
+/* All samples are kept (time, cpu, name) for the -x windows. */
+#define KS_FRAMES 8
+
+/* A sample counts for SYM if SYM is its ip or one of its first callers. */
+struct ksample {
+	uint64_t t, ip[KS_FRAMES];
+	int cpu, nr;
+	bool user;
+};
+
+static struct ksample *ks;
+static size_t nks, kscap;
+
+static void hit(struct hit *h, const char *name)
+{
+	for (int i = 0; i < MAX_HITS; i++) {
+		if (!h[i].n) {
+			snprintf(h[i].name, sizeof(h[i].name), "%s", name);
+			h[i].n = 1;
+			return;
+		}
+		if (!strcmp(h[i].name, name)) {
+			h[i].n++;
+			return;
+		}
+	}
+}
+
+static uint64_t hits_of(struct hit *h, const char *name)
+{
+	for (int i = 0; i < MAX_HITS && h[i].n; i++)
+		if (!strcmp(h[i].name, name))
+			return h[i].n;
+	return 0;
+}
+
+static void check_loc(struct ring *r, const void *rec, uint32_t size,
+		      uint32_t loc, unsigned int elem, const char *what)
+{
+	uint32_t off = NMIPROF_LOC_OFF(loc), len = NMIPROF_LOC_LEN(loc);
+
+	(void)r;
+	(void)rec;
+	if (len && (off < sizeof(struct nmiprof_sample) || off + len > size ||
+		    len % elem))
+		fail("cpu %u: bad %s loc off %u len %u size %u",
+		     (unsigned int)(r - rings), what, off, len, size);
+}
+
+static void consume_sample(struct ring *r, int cpu,
+			   const struct nmiprof_sample *s, uint32_t size)
+{
+	const uint64_t *kst, *ust;
+	const char *name;
+	uint64_t uip;
+
+	check_loc(r, s, size, s->kstack, 8, "kstack");
+	check_loc(r, s, size, s->ustack, 8, "ustack");
+	check_loc(r, s, size, s->uregs, 8, "uregs");
+	check_loc(r, s, size, s->ustack_raw, 1, "ustack_raw");
+	if (NMIPROF_LOC_LEN(s->kstack) != s->nr_kframes * 8u ||
+	    NMIPROF_LOC_LEN(s->ustack) != s->nr_uframes * 8u)
+		fail("cpu %d: frame counts disagree with locs", cpu);
+	if (s->cpu != (uint32_t)cpu)
+		fail("cpu %d: sample says cpu %u", cpu, s->cpu);
+	kst = (const uint64_t *)((const uint8_t *)s + NMIPROF_LOC_OFF(s->kstack));
+	ust = (const uint64_t *)((const uint8_t *)s + NMIPROF_LOC_OFF(s->ustack));
+	r->samples++;
+	r->kframes += s->nr_kframes;
+	r->uframes += s->nr_uframes;
+	if (s->hdr.common_flags & NMIPROF_RF_USER_MODE)
+		r->user_mode++;
+	if (s->hdr.common_flags & NMIPROF_RF_LATCHED)
+		r->latched_recs++;
+	if (!(s->hdr.common_flags & NMIPROF_RF_USER_MODE) && s->nr_kframes &&
+	    kst[0] != s->ip)
+		fail("cpu %d: kstack[0] %llx != ip %llx", cpu,
+		     (unsigned long long)kst[0], (unsigned long long)s->ip);
+
+	if (nr_expects) {
+		if (nks == kscap) {
+			kscap = kscap ? 2 * kscap : 65536;
+			ks = realloc(ks, kscap * sizeof(*ks));
+			if (!ks)
+				abort();
+		}
+		ks[nks] = (struct ksample){
+			.t = s->time_ns, .ip = { s->ip }, .cpu = cpu, .nr = 1,
+			.user = s->hdr.common_flags & NMIPROF_RF_USER_MODE,
+		};
+		for (int i = 1; i < s->nr_kframes && i < KS_FRAMES; i++)
+			ks[nks].ip[ks[nks].nr++] = kst[i];
+		nks++;
+	}
+
+	if (!child_pid || s->pid != (uint32_t)child_pid)
+		return;
+	child_samples++;
+	uip = s->nr_uframes ? ust[0] :
+	      (s->hdr.common_flags & NMIPROF_RF_USER_MODE) ? s->ip : 0;
+	name = uip ? sym_find(&usyms, uip) : NULL;
+	hit(child_hits, name ? name : "?");
+	if (name && (!strcmp(name, "hot_a") || !strcmp(name, "hot_b"))) {
+		child_ustack_total++;
+		if (s->nr_uframes >= 2) {
+			const char *caller = sym_find(&usyms, ust[1]);
+
+			if (caller && !strcmp(caller, "np_workload"))
+				child_ustack_ok++;
+		}
+	}
+}
+
+/* Consume everything up to head; returns bytes consumed. */
+static uint64_t consume(int cpu)
+{
+	struct ring *r = &rings[cpu];
+	uint64_t head = __atomic_load_n(&r->ctrl->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->ctrl->tail, start = tail;
+
+	if (head - tail > r->size) {
+		fail("cpu %d: head %llu tail %llu beyond the ring", cpu,
+		     (unsigned long long)head, (unsigned long long)tail);
+		return 0;
+	}
+	while (tail < head) {
+		uint64_t pos = tail & (r->size - 1);
+		const struct nmiprof_rec_header *h = (const void *)(r->data + pos);
+		uint32_t size = h->common_size;
+
+		if (size < sizeof(*h) || size % 8 || pos + size > r->size ||
+		    tail + size > head) {
+			fail("cpu %d: bad record size %u at %llu", cpu, size,
+			     (unsigned long long)tail);
+			return 0;
+		}
+		switch (h->common_type) {
+		case NMIPROF_REC_PAD:
+			r->pads++;
+			break;
+		case NMIPROF_REC_LOST: {
+			const struct nmiprof_lost *l = (const void *)h;
+
+			if (size != sizeof(*l) || l->seq != r->next_seq ||
+			    !l->lost || l->cpu != (uint32_t)cpu)
+				fail("cpu %d: LOST seq %llu (want %llu) lost %llu",
+				     cpu, (unsigned long long)l->seq,
+				     (unsigned long long)r->next_seq,
+				     (unsigned long long)l->lost);
+			r->next_seq = l->seq + l->lost;
+			r->lost += l->lost;
+			r->lost_records++;
+			break;
+		}
+		case NMIPROF_REC_SAMPLE: {
+			const struct nmiprof_sample *s = (const void *)h;
+
+			if (size < sizeof(*s)) {
+				fail("cpu %d: short sample %u", cpu, size);
+				return 0;
+			}
+			if (s->seq != r->next_seq)
+				fail("cpu %d: seq %llu, want %llu", cpu,
+				     (unsigned long long)s->seq,
+				     (unsigned long long)r->next_seq);
+			r->next_seq = s->seq + 1;
+			consume_sample(r, cpu, s, size);
+			break;
+		}
+		default:
+			fail("cpu %d: record type %u", cpu, h->common_type);
+			return 0;
+		}
+		tail += size;
+	}
+	__atomic_store_n(&r->ctrl->tail, tail, __ATOMIC_RELEASE);
+	return tail - start;
+}
+
+static int map_rings(int fd, uint64_t data_size)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		struct ring *r = &rings[cpu];
+		void *c, *d;
+
+		c = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 NMIPROF_MMAP_OFFSET(cpu, NMIPROF_MAP_CTRL));
+		if (c == MAP_FAILED)
+			continue;	/* not a possible CPU */
+		d = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd,
+			 NMIPROF_MMAP_OFFSET(cpu, NMIPROF_MAP_DATA));
+		if (d == MAP_FAILED) {
+			fail("cpu %d: data mmap: %s", cpu, strerror(errno));
+			return -1;
+		}
+		r->ctrl = c;
+		r->data = d;
+		r->size = data_size;
+		r->mapped = true;
+		if (r->ctrl->magic != NMIPROF_MAGIC || r->ctrl->cpu != (uint32_t)cpu ||
+		    r->ctrl->data_size != data_size ||
+		    r->ctrl->ctrl_size != (uint32_t)psz)
+			fail("cpu %d: bad ctrl page", cpu);
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int open_hello(struct nmiprof_hello *h)
+{
+	int fd = open(NMIPROF_DEVICE, O_RDWR);
+
+	if (fd < 0) {
+		fail("open %s: %s", NMIPROF_DEVICE, strerror(errno));
+		return -1;
+	}
+	memset(h, 0, sizeof(*h));
+	h->magic = NMIPROF_MAGIC;
+	h->abi_version = NMIPROF_ABI_VERSION;
+	if (ioctl(fd, NMIPROF_IOC_HELLO, h)) {
+		fail("HELLO: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---------------------------------------------------------------- */
+/* Bad input                                                         */
+/* ---------------------------------------------------------------- */
+
+#define EXPECT_ERR(call, err) do {					\
+	errno = 0;							\
+	if ((call) != -1 || errno != (err))				\
+		fail("%s: got errno %d (%s), want %s", #call, errno,	\
+		     strerror(errno), #err);				\
+	else								\
+		printf("ok: %s -> %s\n", #call, #err);			\
+} while (0)
+
+#define EXPECT_MAP_ERR(call, err) do {					\
+	void *m_ = (call);						\
+	if (m_ != MAP_FAILED || errno != (err))				\
+		fail("%s: got %p errno %d, want %s", #call, m_, errno,	\
+		     #err);						\
+	else								\
+		printf("ok: %s -> %s\n", #call, #err);			\
+} while (0)
+
+static void good_config(struct nmiprof_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->freq_hz = 1000;
+	c->kstack_depth = 16;
+	c->ustack_depth = 16;
+	c->flags = NMIPROF_CF_USER_STACKS;
+}
+
+static int bad_input(void)
+{
+	struct nmiprof_hello h;
+	struct nmiprof_config c;
+	struct nmiprof_stats st;
+	struct nmiprof_format_req fr;
+	char small[8];
+	long psz = sysconf(_SC_PAGESIZE);
+	void *bad = (void *)16;
+	int fd, status;
+	pid_t pid;
+
+	/* Unprivileged open: the device node's mode, then our own check. */
+	chmod(NMIPROF_DEVICE, 0666);
+	pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		fd = open(NMIPROF_DEVICE, O_RDWR);
+		_exit(fd < 0 && errno == EPERM ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail("unprivileged open was not refused with EPERM");
+	else
+		printf("ok: unprivileged open -> EPERM\n");
+	chmod(NMIPROF_DEVICE, 0600);
+
+	fd = open(NMIPROF_DEVICE, O_RDWR);
+	if (fd < 0) {
+		fail("open: %s", strerror(errno));
+		return 1;
+	}
+	good_config(&c);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EPROTO);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_START), EPROTO);
+	EXPECT_MAP_ERR(mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, 0), EPROTO);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_HELLO, bad), EFAULT);
+	memset(&h, 0, sizeof(h));
+	h.magic = 0xdeadbeef;
+	h.abi_version = NMIPROF_ABI_VERSION;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_HELLO, &h), EPROTO);
+	h.magic = NMIPROF_MAGIC;
+	h.abi_version = NMIPROF_ABI_VERSION + 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_HELLO, &h), EPROTO);
+	if (h.abi_version != NMIPROF_ABI_VERSION)
+		fail("HELLO mismatch did not report the module's version");
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_START), EPROTO);
+	h.abi_version = NMIPROF_ABI_VERSION;
+	if (ioctl(fd, NMIPROF_IOC_HELLO, &h)) {
+		fail("HELLO: %s", strerror(errno));
+		return 1;
+	}
+
+	EXPECT_ERR(ioctl(fd, _IOWR(NMIPROF_IOC_MAGIC, 1, char[10]), small), ENOTTY);
+	EXPECT_ERR(ioctl(fd, _IOW(NMIPROF_IOC_MAGIC, 2, int), small), ENOTTY);
+	EXPECT_ERR(ioctl(fd, _IO(NMIPROF_IOC_MAGIC, 99)), ENOTTY);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, bad), EFAULT);
+	good_config(&c); c.freq_hz = 0;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.freq_hz = NMIPROF_MAX_FREQ + 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.source = 9;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.kstack_depth = NMIPROF_MAX_FRAMES + 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.ustack_depth = 100000;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.flags = 1U << 31;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.ustack_bytes = NMIPROF_MAX_USTACK_BYTES + 8;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.cpumask[15] = 1ULL << 63;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.watermark = 0xffffffff;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+	good_config(&c); c.__reserved[3] = 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EINVAL);
+
+	memset(&fr, 0, sizeof(fr));
+	fr.type = 0;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_FORMAT, &fr), EINVAL);
+	fr.type = 77;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_FORMAT, &fr), EINVAL);
+	fr.type = NMIPROF_REC_SAMPLE;
+	fr.len = sizeof(small);
+	fr.buf = (uintptr_t)small;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_FORMAT, &fr), ENOSPC);
+	if (fr.len <= sizeof(small))
+		fail("GET_FORMAT ENOSPC did not return the needed length");
+	fr.buf = 16;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_FORMAT, &fr), EFAULT);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_FORMAT, bad), EFAULT);
+
+	memset(&st, 0, sizeof(st));
+	st.nr_cpus = 4;
+	st.cpus = 16;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_STATS, &st), EFAULT);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_STATS, bad), EFAULT);
+	st.nr_cpus = 0;
+	if (ioctl(fd, NMIPROF_IOC_GET_STATS, &st))
+		fail("GET_STATS with no cpus: %s", strerror(errno));
+
+	EXPECT_MAP_ERR(mmap(NULL, psz, PROT_READ, MAP_SHARED, fd,
+			    NMIPROF_MMAP_OFFSET(4000, 0)), EINVAL);
+	EXPECT_MAP_ERR(mmap(NULL, psz, PROT_READ, MAP_SHARED, fd,
+			    NMIPROF_MMAP_OFFSET(0, 0) + psz), EINVAL);
+	EXPECT_MAP_ERR(mmap(NULL, 2 * psz, PROT_READ, MAP_SHARED, fd,
+			    NMIPROF_MMAP_OFFSET(0, NMIPROF_MAP_CTRL)), EINVAL);
+	EXPECT_MAP_ERR(mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+			    NMIPROF_MMAP_OFFSET(0, NMIPROF_MAP_CTRL)), EINVAL);
+	EXPECT_MAP_ERR(mmap(NULL, h.ring_data_size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd,
+			    NMIPROF_MMAP_OFFSET(0, NMIPROF_MAP_DATA)), EPERM);
+	EXPECT_MAP_ERR(mmap(NULL, h.ring_data_size / 2, PROT_READ, MAP_SHARED,
+			    fd, NMIPROF_MMAP_OFFSET(0, NMIPROF_MAP_DATA)), EINVAL);
+	{
+		void *d = mmap(NULL, h.ring_data_size, PROT_READ, MAP_SHARED, fd,
+			       NMIPROF_MMAP_OFFSET(0, NMIPROF_MAP_DATA));
+
+		if (d == MAP_FAILED)
+			fail("good data mmap: %s", strerror(errno));
+		else
+			EXPECT_ERR(mprotect(d, psz, PROT_READ | PROT_WRITE), EACCES);
+	}
+
+	/* Running: a second START and a CONFIGURE are refused. */
+	good_config(&c);
+	if (ioctl(fd, NMIPROF_IOC_CONFIGURE, &c) || ioctl(fd, NMIPROF_IOC_START))
+		fail("good CONFIGURE/START: %s", strerror(errno));
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_START), EBUSY);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EBUSY);
+	/* A consumer writing garbage tails must not hurt the module. */
+	{
+		struct nmiprof_ring_ctrl *ctrl;
+
+		ctrl = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			    NMIPROF_MMAP_OFFSET(0, NMIPROF_MAP_CTRL));
+		if (ctrl == MAP_FAILED) {
+			fail("ctrl mmap: %s", strerror(errno));
+		} else {
+			for (int i = 0; i < 200; i++) {
+				ctrl->tail = (uint64_t)rand() << 20 ^ rand();
+				ctrl->head = ~0ULL;
+				usleep(1000);
+			}
+			printf("ok: garbage tails survived\n");
+		}
+	}
+	if (ioctl(fd, NMIPROF_IOC_STOP))
+		fail("STOP: %s", strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+static int parse_source(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return NMIPROF_SRC_AUTO;
+	if (!strcmp(s, "pmu"))
+		return NMIPROF_SRC_PMU;
+	if (!strcmp(s, "ipi"))
+		return NMIPROF_SRC_IPI;
+	if (!strcmp(s, "external"))
+		return NMIPROF_SRC_EXTERNAL;
+	fprintf(stderr, "unknown source %s\n", s);
+	exit(2);
+}
+
+static const char *source_name(unsigned int s)
+{
+	static const char *const n[] = { "auto", "pmu", "ipi", "external" };
+
+	return s < 4 ? n[s] : "?";
+}
+
+static bool ks_in(const struct ksample *k, const char *sym)
+{
+	for (int i = 0; i < k->nr; i++) {
+		const char *name = sym_find(k->user ? &usyms : &ksyms, k->ip[i]);
+
+		if (name && !strcmp(name, sym))
+			return true;
+	}
+	return false;
+}
+
+static void check_expects(void)
+{
+	/* Reload: a test module may have been loaded during the run. */
+	free(ksyms.s);
+	memset(&ksyms, 0, sizeof(ksyms));
+	load_kallsyms();
+	for (int e = 0; e < nr_expects; e++) {
+		struct expect *x = &expects[e];
+		uint64_t in = 0, all = 0;
+		bool seen = false;
+
+		for (size_t i = 0; i < nks; i++) {
+			if (ks[i].cpu != x->cpu || !ks_in(&ks[i], x->sym))
+				continue;
+			if (!seen || ks[i].t < x->first)
+				x->first = ks[i].t;
+			if (!seen || ks[i].t > x->last)
+				x->last = ks[i].t;
+			seen = true;
+		}
+		if (!seen) {
+			fail("no sample of %s on cpu %d", x->sym, x->cpu);
+			continue;
+		}
+		for (size_t i = 0; i < nks; i++) {
+			if (ks[i].cpu != x->cpu || ks[i].t < x->first ||
+			    ks[i].t > x->last)
+				continue;
+			all++;
+			in += ks_in(&ks[i], x->sym);
+		}
+		printf("cpu %d: %s %llu/%llu samples (%.1f%%) over %.2f s\n",
+		       x->cpu, x->sym, (unsigned long long)in,
+		       (unsigned long long)all, 100.0 * in / all,
+		       (x->last - x->first) / 1e9);
+		if (100.0 * in / all < x->pct || all < 10)
+			fail("%s: %.1f%% of cpu %d's samples, want >= %.0f%%",
+			     x->sym, 100.0 * in / all, x->cpu, x->pct);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct nmiprof_config cfg;
+	struct nmiprof_hello h;
+	struct nmiprof_stats st;
+	struct nmiprof_cpu_stats cs[MAX_CPUS];
+	double secs = 3, t_end;
+	bool stall = false, workload = false, want_latched = false;
+	uint64_t min_samples = 1, total = 0, total_lost = 0, latched = 0;
+	int fd, opt, format_type = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.freq_hz = 1000;
+	cfg.kstack_depth = NMIPROF_DEFAULT_FRAMES;
+	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
+	cfg.flags = NMIPROF_CF_USER_STACKS;
+
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:Swx:n:LF:B")) != -1) {
+		switch (opt) {
+		case 't': secs = atof(optarg); break;
+		case 'f': cfg.freq_hz = atoi(optarg); break;
+		case 's': cfg.source = parse_source(optarg); break;
+		case 'e': cfg.flags |= NMIPROF_CF_EXTERNAL; break;
+		case 'k': cfg.kstack_depth = atoi(optarg); break;
+		case 'u': cfg.ustack_depth = atoi(optarg); break;
+		case 'U': cfg.flags &= ~NMIPROF_CF_USER_STACKS; break;
+		case 'R':
+			cfg.flags |= NMIPROF_CF_USER_REGS;
+			cfg.ustack_bytes = atoi(optarg);
+			break;
+		case 'c': {
+			int c = atoi(optarg);
+
+			cfg.cpumask[c / 64] |= 1ULL << (c % 64);
+			break;
+		}
+		case 'W': cfg.watermark = atoi(optarg); break;
+		case 'S': stall = true; break;
+		case 'w': workload = true; break;
+		case 'x': {
+			struct expect *x = &expects[nr_expects++];
+
+			if (nr_expects > 8 ||
+			    sscanf(optarg, "%63[^:]:%lf@%d", x->sym, &x->pct,
+				   &x->cpu) != 3) {
+				fprintf(stderr, "bad -x %s\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'n': min_samples = strtoull(optarg, NULL, 0); break;
+		case 'L': want_latched = true; break;
+		case 'F': format_type = atoi(optarg); break;
+		case 'B':
+			bad_input();
+			printf(failures ? "RESULT FAIL: %d bad-input checks\n" :
+			       "RESULT PASS\n", failures);
+			return !!failures;
+		default:
+			fprintf(stderr, "see the comment at the top of %s\n",
+				__FILE__);
+			return 2;
+		}
+	}
+
+	fd = open_hello(&h);
+	if (fd < 0)
+		goto out;
+	if (format_type) {
+		char text[4096];
+
+		if (get_format(fd, format_type, text, sizeof(text)) < 0)
+			fail("GET_FORMAT %d", format_type);
+		else
+			fputs(text, stdout);
+		goto out;
+	}
+	nr_cpus = h.nr_cpu_ids < MAX_CPUS ? h.nr_cpu_ids : MAX_CPUS;
+	printf("hello: abi %u, %u cpu ids, ring %llu bytes, nested-NMI safe %u\n",
+	       h.abi_version, h.nr_cpu_ids,
+	       (unsigned long long)h.ring_data_size, h.nested_nmi_safe);
+	check_formats(fd);
+	load_kallsyms();
+	load_self_syms();
+	if (map_rings(fd, h.ring_data_size))
+		goto out;
+	if (ioctl(fd, NMIPROF_IOC_CONFIGURE, &cfg)) {
+		fail("CONFIGURE: %s", strerror(errno));
+		goto out;
+	}
+	if (ioctl(fd, NMIPROF_IOC_START)) {
+		fail("START: %s", strerror(errno));
+		goto out;
+	}
+	if (workload) {
+		child_pid = fork();
+		if (child_pid == 0) {
+			np_workload(secs);
+			_exit(0);
+		}
+	}
+
+	t_end = now() + secs;
+	while (now() < t_end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (stall) {
+			usleep(50000);
+			continue;
+		}
+		poll(&p, 1, 100);
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			if (rings[cpu].mapped)
+				consume(cpu);
+	}
+	if (ioctl(fd, NMIPROF_IOC_STOP))
+		fail("STOP: %s", strerror(errno));
+	if (child_pid)
+		waitpid(child_pid, NULL, 0);
+	/* Stopped: everything produced is in the rings now. */
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (rings[cpu].mapped)
+			consume(cpu);
+
+	memset(&st, 0, sizeof(st));
+	st.nr_cpus = nr_cpus;
+	st.cpus = (uintptr_t)cs;
+	if (ioctl(fd, NMIPROF_IOC_GET_STATS, &st)) {
+		fail("GET_STATS: %s", strerror(errno));
+		goto out;
+	}
+	printf("source %s, nested-NMI safe %u, running %u\n",
+	       source_name(st.source), st.nested_nmi_safe, st.running);
+
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		struct ring *r = &rings[cpu];
+		struct nmiprof_cpu_stats *c = &cs[cpu];
+		uint64_t p50 = 0, seen = 0;
+
+		if (!r->mapped)
+			continue;
+		for (int b = 0; b < NMIPROF_HIST_BUCKETS; b++) {
+			seen += c->cost_hist[b];
+			if (!p50 && seen * 2 >= c->samples)
+				p50 = 1ULL << (b + 7);
+		}
+		printf("cpu %d: samples %llu lost %llu (records %llu) pads %llu "
+		       "latched %llu/%llu kframes/s %.1f uframes/s %.1f user %llu "
+		       "cost ns min %llu avg %llu max %llu p50< %llu\n",
+		       cpu, (unsigned long long)r->samples,
+		       (unsigned long long)r->lost,
+		       (unsigned long long)r->lost_records,
+		       (unsigned long long)r->pads,
+		       (unsigned long long)c->latched,
+		       (unsigned long long)r->latched_recs,
+		       r->samples ? (double)r->kframes / r->samples : 0.0,
+		       r->samples ? (double)r->uframes / r->samples : 0.0,
+		       (unsigned long long)r->user_mode,
+		       (unsigned long long)c->cost_min_ns,
+		       (unsigned long long)(c->samples ?
+					    c->cost_sum_ns / c->samples : 0),
+		       (unsigned long long)c->cost_max_ns,
+		       (unsigned long long)p50);
+		printf("cpu %d: hist", cpu);
+		for (int b = 0; b < NMIPROF_HIST_BUCKETS; b++)
+			printf(" %llu", (unsigned long long)c->cost_hist[b]);
+		printf("\n");
+		/* Exact accounting, three ways. */
+		if (r->samples != r->ctrl->produced)
+			fail("cpu %d: consumed %llu != produced %llu", cpu,
+			     (unsigned long long)r->samples,
+			     (unsigned long long)r->ctrl->produced);
+		if (r->lost != r->ctrl->lost || r->lost != c->lost)
+			fail("cpu %d: LOST records say %llu, ctrl %llu, stats %llu",
+			     cpu, (unsigned long long)r->lost,
+			     (unsigned long long)r->ctrl->lost,
+			     (unsigned long long)c->lost);
+		if (r->samples + r->lost != c->samples)
+			fail("cpu %d: consumed %llu + lost %llu != attempts %llu",
+			     cpu, (unsigned long long)r->samples,
+			     (unsigned long long)r->lost,
+			     (unsigned long long)c->samples);
+		if (r->next_seq != r->samples + r->lost)
+			fail("cpu %d: seqs 0..%llu not all accounted for", cpu,
+			     (unsigned long long)r->next_seq);
+		total += r->samples;
+		total_lost += r->lost;
+		latched += c->latched;
+	}
+	printf("total: samples %llu lost %llu latched %llu\n",
+	       (unsigned long long)total, (unsigned long long)total_lost,
+	       (unsigned long long)latched);
+	if (total < min_samples)
+		fail("only %llu samples, want >= %llu",
+		     (unsigned long long)total, (unsigned long long)min_samples);
+	if (stall && !total_lost)
+		fail("stalled consumer but nothing was lost");
+	if (want_latched && !latched)
+		fail("no nested entry was latched");
+
+	if (workload) {
+		uint64_t a = hits_of(child_hits, "hot_a");
+		uint64_t b = hits_of(child_hits, "hot_b");
+		double in = child_samples ? 100.0 * (a + b) / child_samples : 0;
+		double share = a + b ? 100.0 * a / (a + b) : 0;
+
+		printf("workload: %llu samples, hot_a %llu hot_b %llu (%.1f%% in them, hot_a share %.1f%%), user stacks to np_workload %llu/%llu\n",
+		       (unsigned long long)child_samples,
+		       (unsigned long long)a, (unsigned long long)b, in, share,
+		       (unsigned long long)child_ustack_ok,
+		       (unsigned long long)child_ustack_total);
+		for (int i = 0; i < MAX_HITS && child_hits[i].n; i++)
+			printf("  %s %llu\n", child_hits[i].name,
+			       (unsigned long long)child_hits[i].n);
+		if (child_samples < 50)
+			fail("workload: only %llu samples",
+			     (unsigned long long)child_samples);
+		if (in < 90)
+			fail("workload: %.1f%% in hot_a/hot_b, want >= 90%%", in);
+		if (share < 60 || share > 90)
+			fail("workload: hot_a share %.1f%%, want 60..90%%", share);
+		if (child_ustack_total &&
+		    child_ustack_ok * 100 < child_ustack_total * 80 &&
+		    (cfg.flags & NMIPROF_CF_USER_STACKS) && h.nested_nmi_safe)
+			fail("workload: user stacks reach np_workload in only %llu/%llu",
+			     (unsigned long long)child_ustack_ok,
+			     (unsigned long long)child_ustack_total);
+	}
+	check_expects();
+out:
+	if (failures)
+		printf("RESULT FAIL: %d checks failed\n", failures);
+	else
+		printf("RESULT PASS\n");
+	return !!failures;
+}
