@@ -54,11 +54,11 @@ static int list_one(const struct np_lockup_rec *r, void *arg)
 	char when[32], fl[32];
 
 	if (!c->n++)
-		printf("%-24s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "ID", "TIME",
+		printf("%-28s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "ID", "TIME",
 		       "CPU", "PID", "COMM", "STUCK", "FLAGS");
 	cli_format_time(r->wall_ns, when, sizeof(when));
 	flags_str(r->flags, fl, sizeof(fl));
-	printf("%-24s  %-19s  %4u  %8u  %-16s  %7.2fs  %s\n", r->id, when, r->cpu,
+	printf("%-28s  %-19s  %4u  %8u  %-16s  %8.2fs  %s\n", r->id, when, r->cpu,
 	       r->pid, r->comm, (double)r->stuck_ns / 1e9, fl);
 	return 0;
 }
@@ -83,7 +83,7 @@ static void show(const struct np_lockup_rec *r)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		printf("  %-7s 0x%016" PRIx64 "%s", names[i], regs[i],
 		       i % 3 == 2 ? "\n" : "");
-	printf("\n\nkernel stack (innermost first):\n");
+	printf("\nkernel stack (innermost first):\n");
 	for (uint32_t i = 0; i < r->nr_frames; i++) {
 		const struct np_sym *s = r->frames ? &r->frames[i] : NULL;
 

@@ -3,7 +3,11 @@
  * gen_fixture: writes the deterministic profile file the CLI golden tests
  * read (tests/cli/fixture.nmp was made by it):
  *
- *   gen_fixture OUT
+ *   gen_fixture OUT [STORE_DIR]
+ *
+ * With STORE_DIR, also a daemon-style store holding the same two slices
+ * and one hard-lockup report, for report --store/--since/--until and
+ * lockups list/show.
  *
  * Two segments (slices) with fixed times, two processes, kernel and user
  * frames, recursion, a frame without a symbol, and names that need
@@ -13,6 +17,7 @@
 #include <string.h>
 
 #include "agg.h"
+#include "lockstore.h"
 #include "stacktab.h"
 #include "store.h"
 
@@ -63,14 +68,61 @@ static int fill(struct np_agg *a, const struct stk *s, size_t n)
 	return 0;
 }
 
+static int write_store(const char *dir, struct np_agg *a)
+{
+	static const uint64_t kframes[] = {
+		0xffffffff81a00010ULL, 0xffffffff81a00120ULL, 0xffffffff81000230ULL,
+	};
+	static const struct np_sym syms[] = {
+		{ "[kernel.kallsyms]", "spin_forever", 0x10, 1 },
+		{ "[kernel.kallsyms]", "stuck_ioctl", 0x20, 1 },
+		{ NULL, NULL, 0xffffffff81000230ULL, 1 },
+	};
+	struct np_lockup l = {
+		.time_ns = 5000000000ULL, .stuck_ns = 10500000000ULL,
+		.cpu = 1, .pid = 4242, .tid = 4243, .flags = NMIPROF_LF_HARD,
+		.comm = "wedged", .nr_kframes = 3, .kframes = kframes,
+	};
+	struct np_store_opts o;
+	struct np_store *st;
+	char err[256] = "";
+
+	l.regs.ip = 0xffffffff81a00010ULL;
+	l.regs.sp = 0xffffc90000123f00ULL;
+	l.regs.flags = 0x46;
+	np_store_opts_init(&o);
+	o.dir = dir;
+	o.max_bytes = 0;
+	o.max_age_ns = 0;
+	st = np_store_open(&o, err, sizeof(err));
+	if (!st)
+		goto fail;
+	np_agg_reset(a);
+	if (fill(a, slice1, sizeof(slice1) / sizeof(slice1[0])) ||
+	    np_store_write(st, a, T0, T0 + MIN, err, sizeof(err)))
+		goto fail;
+	np_agg_reset(a);
+	if (fill(a, slice2, sizeof(slice2) / sizeof(slice2[0])) ||
+	    np_store_write(st, a, T0 + MIN, T0 + 2 * MIN, err, sizeof(err)))
+		goto fail;
+	np_store_close(st);
+	if (np_lockstore_write(dir, &l, syms, T0 + 90 * 1000000000ULL, NULL, 0,
+			       err, sizeof(err)))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "gen_fixture: %s: %s\n", dir, err[0] ? err : "out of memory");
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct np_agg *a = np_agg_new(NULL);
 	struct np_file *f;
 	char err[256];
 
-	if (argc != 2 || !a) {
-		fprintf(stderr, "usage: gen_fixture OUT\n");
+	if (argc < 2 || argc > 3 || !a) {
+		fprintf(stderr, "usage: gen_fixture OUT [STORE_DIR]\n");
 		return 1;
 	}
 	f = np_file_create(argv[1], NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
@@ -90,6 +142,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_fixture: close failed\n");
 		return 1;
 	}
+	if (argc == 3 && write_store(argv[2], a))
+		return 1;
 	np_agg_free(a);
 	return 0;
 fail:
