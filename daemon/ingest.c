@@ -20,18 +20,20 @@ uint64_t npd_mono_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+int npd_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
+		  struct np_sym *out)
+{
+	return np_symbolize(arg, pid, addr, kernel, out);
+}
+
 static void npd_ingest_sample(struct nmiprofd *d, const struct np_sample *s)
 {
-	struct np_sym leaf;
-	int kernel = !(s->flags & NMIPROF_RF_USER_MODE);
-
 	d->n.samples++;
 	/* Whole stacks, symbolized once per distinct stack, into the slice. */
 	npd_slices_sample(d->slices, s);
 	/* The innermost frame, per second, for live views. */
-	np_symbolize(d->sym, s->pid, s->ip, kernel, &leaf);
 	npd_live_sample(d->live, s->time_ns / NS_PER_SEC, s->cpu, s->pid,
-			s->comm, &leaf);
+			s->comm, s->ip, !(s->flags & NMIPROF_RF_USER_MODE));
 }
 
 int npd_ingest(const struct np_event *ev, void *arg)
@@ -42,10 +44,20 @@ int npd_ingest(const struct np_event *ev, void *arg)
 	case NP_EV_SAMPLE:
 		npd_ingest_sample(d, &ev->sample);
 		break;
-	case NP_EV_MMAP:
 	case NP_EV_COMM:
-	case NP_EV_FORK:
-	case NP_EV_EXIT:
+		np_symbolizer_event(d->sym, ev);
+		if (ev->comm.exec)	/* a rename keeps the addresses */
+			npd_live_invalidate(d->live, ev->comm.pid);
+		break;
+	case NP_EV_MMAP:
+		np_symbolizer_event(d->sym, ev);
+		npd_live_invalidate(d->live, ev->mmap.pid);
+		break;
+	case NP_EV_EXIT:	/* the pid may be reused */
+		np_symbolizer_event(d->sym, ev);
+		npd_live_invalidate(d->live, ev->task.pid);
+		break;
+	case NP_EV_FORK:	/* a new pid: nothing of it is cached */
 		np_symbolizer_event(d->sym, ev);
 		break;
 	case NP_EV_LOST:

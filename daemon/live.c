@@ -7,6 +7,16 @@
  * hash table of (frame, pid, cpu, comm) -> count.  Frames are interned
  * in an np_stacktab (dso, symbol, kernel; offset dropped) so a key is a
  * small integer and a slot never holds strings.
+ *
+ * Symbolizing every sample's address would cost more than the rest of
+ * ingest together; a direct-mapped cache (pid, address) -> frame id
+ * makes a repeated address one probe.  Cached names go stale when a
+ * process's address space changes (exec, mmap, exit and pid reuse), so
+ * each entry records the generation of its pid's bucket in a small
+ * table, and a side-band event for a pid bumps that bucket: one store
+ * invalidates every entry of the pid (and of the few pids sharing the
+ * bucket, which merely costs them a lookup).  A busy machine mmaps all
+ * the time; invalidating everything on every mmap would empty the cache.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +28,9 @@
 /* Past this many distinct keys in one second, samples are only counted. */
 #define NPD_LIVE_MAX_KEYS	(1U << 16)
 #define NPD_LIVE_MIN_CAP	64U
+#define NPD_LIVE_CACHE_BITS	12	/* 4096 entries, 96 KiB */
+#define NPD_LIVE_PIDGEN_BITS	10	/* 1024 pid buckets, 4 KiB */
+#define NPD_KERNEL_PID		UINT32_MAX	/* kernel addresses: any pid */
 
 struct npd_live_ent {
 	uint32_t frame, pid, cpu, count;	/* count 0: empty */
@@ -31,22 +44,38 @@ struct npd_live_slot {
 	struct npd_live_ent *tab;
 };
 
+struct npd_live_cached {
+	uint64_t ip;
+	uint32_t pid;		/* NPD_KERNEL_PID for kernel addresses */
+	uint32_t gen;		/* valid while == its pid bucket's generation */
+	uint32_t frame;
+	uint32_t valid;
+};
+
 struct npd_live {
 	uint32_t nslots;
 	struct npd_live_slot *slots;
 	struct np_stacktab *frames;
+	np_symbolize_fn symbolize;
+	void *symbolize_arg;
+	struct npd_live_cached *cache;
+	uint32_t pidgen[1U << NPD_LIVE_PIDGEN_BITS];
 };
 
-struct npd_live *npd_live_new(uint32_t seconds)
+struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
+			      void *arg)
 {
 	struct npd_live *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
 	l->nslots = seconds ? seconds : 1;
+	l->symbolize = symbolize;
+	l->symbolize_arg = arg;
 	l->slots = calloc(l->nslots, sizeof(*l->slots));
 	l->frames = np_stacktab_new();
-	if (!l->slots || !l->frames) {
+	l->cache = calloc(1U << NPD_LIVE_CACHE_BITS, sizeof(*l->cache));
+	if (!l->slots || !l->frames || !l->cache) {
 		npd_live_free(l);
 		return NULL;
 	}
@@ -62,6 +91,7 @@ void npd_live_free(struct npd_live *l)
 	for (uint32_t i = 0; l->slots && i < l->nslots; i++)
 		free(l->slots[i].tab);
 	free(l->slots);
+	free(l->cache);
 	if (l->frames)
 		np_stacktab_free(l->frames);
 	free(l);
@@ -74,7 +104,8 @@ uint32_t npd_live_seconds(const struct npd_live *l)
 
 size_t npd_live_mem(const struct npd_live *l)
 {
-	size_t m = sizeof(*l) + l->nslots * sizeof(*l->slots);
+	size_t m = sizeof(*l) + l->nslots * sizeof(*l->slots) +
+		   (sizeof(*l->cache) << NPD_LIVE_CACHE_BITS);
 
 	for (uint32_t i = 0; i < l->nslots; i++)
 		m += (size_t)l->slots[i].cap * sizeof(struct npd_live_ent);
@@ -149,19 +180,53 @@ static int npd_live_grow(struct npd_live_slot *s)
 	return 0;
 }
 
+static uint32_t *npd_live_pidgen(struct npd_live *l, uint32_t pid)
+{
+	return &l->pidgen[(pid * 0x9e3779b9U) >> (32 - NPD_LIVE_PIDGEN_BITS)];
+}
+
+void npd_live_invalidate(struct npd_live *l, uint32_t pid)
+{
+	(*npd_live_pidgen(l, pid))++;
+}
+
+/* The interned innermost frame of (pid, ip), NP_ID_NONE on ENOMEM. */
+static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
+			       int kernel)
+{
+	uint32_t key_pid = kernel ? NPD_KERNEL_PID : pid;
+	/* Kernel text does not move under a running daemon. */
+	uint32_t gen = kernel ? 0 : *npd_live_pidgen(l, pid);
+	uint64_t h = (ip ^ ((uint64_t)key_pid << 32)) * 0x9e3779b97f4a7c15ULL;
+	struct npd_live_cached *c = &l->cache[h >> (64 - NPD_LIVE_CACHE_BITS)];
+	struct np_sym f;
+
+	if (c->valid && c->ip == ip && c->pid == key_pid && c->gen == gen)
+		return c->frame;
+	memset(&f, 0, sizeof(f));
+	if (l->symbolize)
+		l->symbolize(l->symbolize_arg, pid, ip, kernel, &f);
+	f.kernel = kernel;
+	/* Group by function: the offset inside it (or the dso) is noise here. */
+	f.offset = 0;
+	c->frame = np_stacktab_frame(l->frames, &f);
+	c->ip = ip;
+	c->pid = key_pid;
+	c->gen = gen;
+	c->valid = c->frame != NP_ID_NONE;
+	return c->frame;
+}
+
 void npd_live_sample(struct npd_live *l, uint64_t sec, uint32_t cpu,
-		     uint32_t pid, const char *comm, const struct np_sym *leaf)
+		     uint32_t pid, const char *comm, uint64_t ip, int kernel)
 {
 	struct npd_live_slot *s = npd_live_slot(l, sec);
-	struct np_sym f = *leaf;
 	struct npd_live_ent key = { .pid = pid, .cpu = cpu }, *e;
 
 	if (!s)
 		return;
 	s->samples++;
-	/* Group by function: the offset inside it (or the dso) is noise here. */
-	f.offset = 0;
-	key.frame = np_stacktab_frame(l->frames, &f);
+	key.frame = npd_live_frame(l, pid, ip, kernel);
 	if (key.frame == NP_ID_NONE)
 		return;
 	strncpy(key.comm, comm, NMIPROF_COMM_LEN - 1);

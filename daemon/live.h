@@ -14,18 +14,26 @@
 
 #include <stdint.h>
 #include "np_ctl.h"
+#include "agg.h"		/* np_symbolize_fn */
 #include "np_symbols.h"
 
 struct npd_live;
 
-/* NULL on ENOMEM. */
-struct npd_live *npd_live_new(uint32_t seconds);
+/*
+ * symbolize names each sample's innermost address (np_symbolize fits):
+ * called once per distinct (pid, address) until npd_live_invalidate.
+ * NULL on ENOMEM.
+ */
+struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
+			      void *arg);
 void npd_live_free(struct npd_live *l);
 
-/* One sample at monotonic second sec whose innermost frame is leaf. */
+/* One sample at monotonic second sec, interrupted at ip. */
 void npd_live_sample(struct npd_live *l, uint64_t sec, uint32_t cpu,
-		     uint32_t pid, const char *comm, const struct np_sym *leaf);
+		     uint32_t pid, const char *comm, uint64_t ip, int kernel);
 void npd_live_lost(struct npd_live *l, uint64_t sec, uint64_t lost);
+/* pid's address space changed (exec, mmap, exit): forget its names. */
+void npd_live_invalidate(struct npd_live *l, uint32_t pid);
 
 /*
  * Answer q over the seconds (now_sec - q->secs, now_sec].  Fills *t with

@@ -172,7 +172,7 @@ static int npd_start(struct nmiprofd *d)
 	}
 	if ((w = np_symbolizer_warning(d->sym)))
 		np_warn("%s", w);
-	d->live = npd_live_new(d->cfg.live_s);
+	d->live = npd_live_new(d->cfg.live_s, npd_symbolize, d->sym);
 	if (!d->live) {
 		np_err("out of memory");
 		return -1;

@@ -65,6 +65,9 @@ void npd_sampler_retire(struct nmiprofd *d);
 
 /* ingest.c: np_event_fn for np_backend_drain; arg is the nmiprofd. */
 int npd_ingest(const struct np_event *ev, void *arg);
+/* np_symbolize_fn (agg.h) over np_symbolize; arg is the np_symbolizer. */
+int npd_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
+		  struct np_sym *out);
 
 /* lockups.c: store one lockup now (fsync'd).  0 or -errno (logged). */
 int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l);

@@ -15,6 +15,7 @@
 
 #include "agg.h"
 #include "np_log.h"
+#include "nmiprofd.h"
 #include "slices.h"
 #include "store.h"
 
@@ -30,12 +31,6 @@ struct npd_slices {
 	uint64_t written;
 	int write_failing;		/* log a failure once, and the recovery */
 };
-
-static int npd_slices_symbolize(void *arg, uint32_t pid, uint64_t addr,
-				int kernel, struct np_sym *out)
-{
-	return np_symbolize(arg, pid, addr, kernel, out);
-}
 
 static void npd_slices_warn(void *arg, const char *msg)
 {
@@ -71,7 +66,7 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 		return NULL;
 	}
 	np_agg_opts_init(&ao);
-	ao.symbolize = npd_slices_symbolize;
+	ao.symbolize = npd_symbolize;
 	ao.symbolize_arg = sym;
 	sl->agg = np_agg_new(&ao);
 	if (!sl->agg) {
