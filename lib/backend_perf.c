@@ -62,6 +62,7 @@ struct perf_backend {
 	struct np_perf_sideband *sb;
 	struct evl evl;
 	const char *source;
+	int pid;
 	unsigned int kdepth, udepth;
 	uint64_t samples, lost;
 	uint64_t kframes[NMIPROF_MAX_FRAMES], uframes[NMIPROF_MAX_FRAMES];
@@ -544,7 +545,16 @@ static int perf_poll(struct np_backend *b, int timeout_ms)
 	struct perf_backend *pb = (struct perf_backend *)b;
 	int ret = perf_evlist__poll(pb->evl.evlist, timeout_ms);
 
-	return ret < 0 ? -errno : ret;
+	if (ret < 0)
+		return -errno;
+	/*
+	 * A followed process that exited hangs its events up: stop polling
+	 * them (poll would return at once forever) and say it is gone.
+	 */
+	if (ret > 0 && pb->pid >= 0 &&
+	    perf_evlist__filter_pollfd(pb->evl.evlist, POLLERR | POLLHUP) == 0)
+		return -ESRCH;
+	return ret;
 }
 
 static int perf_drain(struct np_backend *b, np_event_fn fn, void *arg)
@@ -597,6 +607,7 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		return NULL;
 	}
 	pb->base.ops = &perf_ops;
+	pb->pid = o->pid;
 	pb->kdepth = o->kstack_depth;
 	pb->udepth = o->user_stacks ? o->ustack_depth : 0;
 	pb->sb = np_perf_sideband_open(o, err, errlen);

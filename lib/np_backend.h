@@ -42,7 +42,10 @@ struct np_backend *np_backend_open(const struct np_backend_opts *o,
 				   char *err, size_t errlen);
 int np_backend_start(struct np_backend *b);
 int np_backend_stop(struct np_backend *b);
-/* Wait up to timeout_ms for data; >0 ready, 0 timeout, <0 -errno. */
+/*
+ * Wait up to timeout_ms for data; >0 ready, 0 timeout, <0 -errno.
+ * -ESRCH: the process followed with opts.pid has exited (drain once more).
+ */
 int np_backend_poll(struct np_backend *b, int timeout_ms);
 /* Deliver every pending event in order per CPU; returns events or -errno. */
 int np_backend_drain(struct np_backend *b, np_event_fn fn, void *arg);

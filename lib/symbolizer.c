@@ -122,8 +122,11 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 		/* anonymous executable memory: JIT code, if it says so */
 		if (!pr->jit)
 			pr->jit = calloc(1, sizeof(*pr->jit));
-		if (pr->jit && np_perfmap_refresh(pr->jit, &s->arena, pid) == 0 &&
-		    (sym = np_symtab_find(&pr->jit->syms, addr))) {
+		/* re-read the map (one stat) only when it does not know addr */
+		sym = pr->jit ? np_symtab_find(&pr->jit->syms, addr) : NULL;
+		if (!sym && pr->jit && np_perfmap_refresh(pr->jit, &s->arena, pid) == 0)
+			sym = np_symtab_find(&pr->jit->syms, addr);
+		if (sym) {
 			out->dso = pr->jit->path;
 			out->name = sym->name;
 			out->offset = addr - sym->start;
