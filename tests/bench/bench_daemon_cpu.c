@@ -7,7 +7,8 @@
  * same way in the same run (when perf is installed).  Figures only; the
  * target (<= 1 % of one CPU at 1 kHz) is not asserted.
  *
- * usage: bench_daemon_cpu NMIPROFD [SECONDS [FREQ]]   (default 20, 1000)
+ * usage: bench_daemon_cpu [NMIPROFD [SECONDS [FREQ]]]  (default: the build
+ *        tree's nmiprofd, 20 s, 1000 Hz)
  * Exits 77 (skip) when system-wide perf sampling is not allowed.
  */
 #include <errno.h>
@@ -201,8 +202,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int have_perf;
 
-	if (argc < 2 || seconds <= 0 || freq <= 0) {
-		fprintf(stderr, "usage: %s NMIPROFD [SECONDS [FREQ]]\n", argv[0]);
+	const char *nmiprofd = argc > 1 ? argv[1] : NMIPROF_TEST_BINDIR "/../daemon/nmiprofd";
+
+	if (seconds <= 0 || freq <= 0) {
+		fprintf(stderr, "usage: %s [NMIPROFD [SECONDS [FREQ]]]\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -229,7 +232,7 @@ int main(int argc, char **argv)
 
 	{
 		char *const args[] = {
-			argv[1], "-c", "/dev/null", "-s", store, "-S", sock,
+			(char *)nmiprofd, "-c", "/dev/null", "-s", store, "-S", sock,
 			"-F", freq_s, "--backend", "libperf", NULL,
 		};
 
