@@ -253,7 +253,10 @@ int cmd_record(int argc, char **argv)
 		}
 		int pr = np_backend_poll(b, done ? 0 : 200);
 
-		if (pr < 0 && pr != -EINTR) {
+		/* -p PID or the command exited: drain what is left, then stop. */
+		if (pr == -ESRCH)
+			done = 1;
+		else if (pr < 0 && pr != -EINTR) {
 			cli_error("record", "poll: %s", strerror(-pr));
 			ret = EXIT_FAILURE_RT;
 			done = 1;

@@ -87,6 +87,7 @@ struct top {
 	enum tv_sort sort;
 	uint64_t events_lost, add_failed;
 	int decay, paused;
+	int target_gone;		/* -p PID exited */
 	unsigned delay_s;
 	size_t stdio_rows;
 
@@ -171,10 +172,19 @@ static uint64_t mono_ms(void)
 /* Poll and drain for up to ms; returns <0 on a backend failure. */
 static int pump(struct top *t, int ms)
 {
-	int ret = np_backend_poll(t->b, ms);
+	int ret;
 
-	if (ret < 0 && ret != -EINTR)
+	if (t->target_gone) {
+		/* Nothing more will come: keep the last view up for reading. */
+		usleep((useconds_t)ms * 1000);
+		return 0;
+	}
+	ret = np_backend_poll(t->b, ms);
+	if (ret == -ESRCH) {
+		t->target_gone = 1;	/* the header says so from now on */
+	} else if (ret < 0 && ret != -EINTR) {
 		return ret;
+	}
 	ret = np_backend_drain(t->b, on_event, t);
 	return ret < 0 && ret != -EINTR ? ret : 0;
 }
@@ -205,12 +215,13 @@ static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2
 					t->filter.comm);
 	if (t->filter.search[0] && off < sizeof(filt))
 		snprintf(filt + off, sizeof(filt) - off, " search=%s", t->filter.search);
-	snprintf(l2, n2, "sort: %s  frames: %s  decay: %s  every %us%s%s%s",
+	snprintf(l2, n2, "sort: %s  frames: %s  decay: %s  every %us%s%s%s%s",
 		 tv_sort_name(t->sort),
 		 t->filter.kernel && t->filter.user ? "kernel+user" :
 		 t->filter.kernel ? "kernel" : "user",
 		 t->decay ? "on" : "off", t->delay_s,
-		 filt[0] ? "  filter:" : "", filt, t->paused ? "  [PAUSED]" : "");
+		 filt[0] ? "  filter:" : "", filt, t->paused ? "  [PAUSED]" : "",
+		 t->target_gone ? "  [process exited]" : "");
 }
 
 /* ---- --stdio / --once ---------------------------------------------- */
@@ -237,7 +248,7 @@ static int run_stdio(struct top *t, int once)
 		cli_print_table(stdout, t->tv, &to);
 		if (fflush(stdout) || ferror(stdout))
 			return EXIT_FAILURE_RT;
-		if (once || cli_interrupted())
+		if (once || cli_interrupted() || t->target_gone)
 			return EXIT_OK;
 		putchar('\n');
 		if (t->decay)
@@ -434,7 +445,12 @@ static void prompt_commit(struct top *t)
 			snprintf(t->message, sizeof(t->message), "bad pid '%s'", in);
 		break;
 	case PROMPT_COMM:
-		snprintf(t->filter.comm, sizeof(t->filter.comm), "%s", in);
+		/* The kernel keeps 15 bytes of a comm: longer never matches. */
+		if (strlen(in) < sizeof(t->filter.comm))
+			memcpy(t->filter.comm, in, strlen(in) + 1);
+		else
+			snprintf(t->message, sizeof(t->message),
+				 "comm is at most %zu bytes", sizeof(t->filter.comm) - 1);
 		break;
 	case PROMPT_SEARCH:
 		snprintf(t->filter.search, sizeof(t->filter.search), "%s", in);
