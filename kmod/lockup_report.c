@@ -246,6 +246,8 @@ void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
 		       "nmiprof: backtrace of CPU %d (for the lockup on CPU %d)\n",
 		       smp_processor_id(), lockup_cpu);
 	np_report_context(regs, frames);
+	np_report_line(false, "nmiprof: end of CPU %d backtrace\n",
+		       smp_processor_id());
 	if (locked)
 		np_uart_unlock();
 }

@@ -29,6 +29,9 @@
  *   -x SYM:PCT@CPU  require SYM (the ip or one of the first 7 callers) in
  *             >= PCT% of CPU's samples between the first and the last
  *             sample in SYM (e.g. an irqs-off spin)
+ *   -P        run a child whose frame pointer points into a page that was
+ *             never touched (not resident): the module's user stack read
+ *             faults in NMI context; require NMIPROF_RF_USTACK_FAULT seen
  *   -n N      require at least N samples in total (default 1)
  *   -L        require latched nested entries > 0
  *   -F TYPE   print the format text of record TYPE and exit
@@ -106,6 +109,35 @@ __attribute__((noinline)) void np_workload(double secs)
 	do {
 		hot_a(3 * 100000);
 		hot_b(100000);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while (ts.tv_sec + ts.tv_nsec / 1e9 < end);
+}
+
+/*
+ * Spin with %rsp at @sp and %rbp at @fp, both in pages nobody has touched
+ * (not resident), fp above sp as a real frame would be.  Nothing in the
+ * loop touches the stack, so only the module's frame walk reads there.
+ */
+__attribute__((noinline)) void np_bad_frame(void *sp, void *fp, double secs)
+{
+	struct timespec ts;
+	double end;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec + ts.tv_nsec / 1e9 + secs;
+	do {
+		long n = 1000000;
+
+		asm volatile("push %%rbp\n\t"
+			     "mov %%rsp, %%r12\n\t"
+			     "mov %2, %%rsp\n\t"
+			     "mov %1, %%rbp\n\t"
+			     "1: dec %0\n\t"
+			     "jnz 1b\n\t"
+			     "mov %%r12, %%rsp\n\t"
+			     "pop %%rbp"
+			     : "+r" (n) : "r" (fp), "r" (sp)
+			     : "memory", "cc", "r12");
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 	} while (ts.tv_sec + ts.tv_nsec / 1e9 < end);
 }
@@ -341,7 +373,8 @@ struct hit {
 #define MAX_HITS 256
 static struct hit child_hits[MAX_HITS];
 static uint64_t child_samples, child_ustack_ok, child_ustack_total;
-static pid_t child_pid;
+static pid_t child_pid, fault_pid;
+static uint64_t fault_samples, fault_flagged;
 
 struct expect {
 	char sym[64];
@@ -448,6 +481,10 @@ static void consume_sample(struct ring *r, int cpu,
 		nks++;
 	}
 
+	if (fault_pid && s->pid == (uint32_t)fault_pid) {
+		fault_samples++;
+		fault_flagged += !!(s->hdr.common_flags & NMIPROF_RF_USTACK_FAULT);
+	}
 	if (!child_pid || s->pid != (uint32_t)child_pid)
 		return;
 	child_samples++;
@@ -858,6 +895,7 @@ int main(int argc, char **argv)
 	struct nmiprof_cpu_stats cs[MAX_CPUS];
 	double secs = 3, t_end;
 	bool stall = false, workload = false, want_latched = false;
+	bool bad_frames = false;
 	uint64_t min_samples = 1, total = 0, total_lost = 0, latched = 0;
 	int fd, opt, format_type = 0;
 
@@ -867,7 +905,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:Swx:n:LF:B")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPx:n:LF:B")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -889,6 +927,7 @@ int main(int argc, char **argv)
 		case 'W': cfg.watermark = atoi(optarg); break;
 		case 'S': stall = true; break;
 		case 'w': workload = true; break;
+		case 'P': bad_frames = true; break;
 		case 'x': {
 			struct expect *x = &expects[nr_expects++];
 
@@ -952,6 +991,21 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (bad_frames) {
+		fault_pid = fork();
+		if (fault_pid == 0) {
+			void *page = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS |
+					  MAP_NORESERVE, -1, 0);
+
+			if (page == MAP_FAILED)
+				_exit(1);
+			np_bad_frame((char *)page + (1 << 16),
+				     (char *)page + (1 << 19), secs);
+			_exit(0);
+		}
+	}
+
 	t_end = now() + secs;
 	while (now() < t_end) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -969,6 +1023,8 @@ int main(int argc, char **argv)
 		fail("STOP: %s", strerror(errno));
 	if (child_pid)
 		waitpid(child_pid, NULL, 0);
+	if (fault_pid)
+		waitpid(fault_pid, NULL, 0);
 	/* Stopped: everything produced is in the rings now. */
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
 		if (rings[cpu].mapped)
@@ -1077,6 +1133,16 @@ int main(int argc, char **argv)
 			fail("workload: user stacks reach np_workload in only %llu/%llu",
 			     (unsigned long long)child_ustack_ok,
 			     (unsigned long long)child_ustack_total);
+	}
+	if (bad_frames) {
+		printf("bad frames: %llu samples, %llu with a user stack fault\n",
+		       (unsigned long long)fault_samples,
+		       (unsigned long long)fault_flagged);
+		if (!fault_samples)
+			fail("bad frames: no samples of the child");
+		else if (!fault_flagged && h.nested_nmi_safe &&
+			 (cfg.flags & NMIPROF_CF_USER_STACKS))
+			fail("bad frames: no NMIPROF_RF_USTACK_FAULT");
 	}
 	check_expects();
 out:
