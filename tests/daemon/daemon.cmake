@@ -9,3 +9,15 @@ set_tests_properties(daemon_e2e PROPERTIES
   LABELS daemon TIMEOUT 120 SKIP_RETURN_CODE 77
   # Samples the whole machine: alone, so other tests' load does not skew it.
   RUN_SERIAL TRUE)
+
+# Unit tests of daemon modules, built with the daemon source they test
+# (daemon/ is not a library).  Label "unit": fast and machine-independent.
+set(_npd_src ${CMAKE_SOURCE_DIR}/daemon)
+foreach(_t config live)
+  add_executable(test_npd_${_t} ${CMAKE_CURRENT_LIST_DIR}/test_npd_${_t}.c
+    ${_npd_src}/${_t}.c)
+  target_include_directories(test_npd_${_t} PRIVATE ${_npd_src})
+  target_link_libraries(test_npd_${_t} PRIVATE nmiprof_core)
+  add_test(NAME test_npd_${_t} COMMAND test_npd_${_t})
+  set_tests_properties(test_npd_${_t} PROPERTIES LABELS unit TIMEOUT 60)
+endforeach()
