@@ -272,7 +272,12 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 	else
 		ret = np_store_read(what, &ro, a, &st, err, sizeof(err));
 	if (ret < 0) {
-		cli_error(cmd, "%s", err[0] ? err : strerror(-ret));
+		/* No store at all: most likely no daemon ever ran here. */
+		if (ret == -ENOENT && !src->file)
+			cli_error(cmd, "%s (no profile store: is nmiprofd running? "
+				  "else use -i FILE)", err[0] ? err : strerror(-ret));
+		else
+			cli_error(cmd, "%s", err[0] ? err : strerror(-ret));
 		np_agg_free(a);
 		return ret == -EACCES || ret == -EPERM ? EXIT_NO_PERM : EXIT_BAD_INPUT;
 	}

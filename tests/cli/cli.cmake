@@ -18,10 +18,12 @@ add_test(NAME cli_malformed COMMAND sh ${NMIPROF_CLI_TESTS}/malformed.sh
   ${NMIPROF_CLI_WORK}/malformed)
 add_test(NAME cli_top_tmux COMMAND sh ${NMIPROF_CLI_TESTS}/top_tmux.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top)
-set_tests_properties(cli_golden cli_pprof cli_malformed cli_top_tmux
+add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/record)
+set_tests_properties(cli_golden cli_pprof cli_malformed cli_top_tmux cli_record
   PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
-# top samples the whole machine: keep other sampling tests off it
-set_tests_properties(cli_top_tmux PROPERTIES RUN_SERIAL TRUE)
+# these sample the machine: keep other sampling tests off it meanwhile
+set_tests_properties(cli_top_tmux cli_record PROPERTIES RUN_SERIAL TRUE)
 
 # Benchmark: the cost of one top refresh over 100k rows (prints figures).
 add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topview.c)

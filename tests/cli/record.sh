@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# End to end through real sampling: `nmiprof record -- hot 2`, then
+# report and export of the file.  hot measures its own split between
+# hot_a and hot_b with its thread CPU clock; the profile must agree
+# within 10 points, and hot_a must be the top row.
+#
+#   record.sh NMIPROF HOT WORKDIR
+# Exits 77 (skip) when this machine cannot sample.
+set -u
+NMIPROF=$1 HOT=$2 WORK=$3
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+
+"$NMIPROF" record -F 499 -o hot.nmp -- "$HOT" 2 >hot.out 2>record.err
+rc=$?
+case $rc in
+0) ;;
+3|4) echo "SKIP: cannot sample here: $(cat record.err)"; exit 77 ;;
+*) echo "FAIL: record exited $rc: $(cat record.err)"; exit 1 ;;
+esac
+grep -q '^nmiprof record: [1-9][0-9]* samples' record.err ||
+	{ echo "FAIL: no summary line: $(cat record.err)"; exit 1; }
+
+"$NMIPROF" report -i hot.nmp -n 5 >report.txt 2>report.err ||
+	{ echo "FAIL: report: $(cat report.err)"; exit 1; }
+cat report.txt
+sed -n 6p report.txt | grep -q '\[\.\] hot_a$' ||
+	{ echo "FAIL: hot_a is not the top row"; exit 1; }
+
+# hot's own measurement vs the profile's share of hot_a in hot_a + hot_b
+want=$(sed -n 's/^hot_a \([0-9.]*\) .*/\1/p' hot.out)
+got=$(awk '/\[\.\] hot_a$/ { a = $2 } /\[\.\] hot_b$/ { b = $2 }
+	END { if (a + b > 0) printf "%.4f", a / (a + b) }' report.txt)
+echo "hot_a share: hot measured $want, profile $got"
+awk -v w="$want" -v g="$got" 'BEGIN { d = w - g; if (d < 0) d = -d; exit !(g != "" && d <= 0.10) }' ||
+	{ echo "FAIL: profile share $got too far from measured $want"; exit 1; }
+
+"$NMIPROF" export -i hot.nmp >hot.folded 2>export.err ||
+	{ echo "FAIL: export: $(cat export.err)"; exit 1; }
+grep -q ';main;hot_a [0-9]*$' hot.folded ||
+	{ echo "FAIL: folded output lacks ...;main;hot_a"; exit 1; }
+echo "ok   record -> report -> export"
