@@ -159,6 +159,9 @@ static void evl_close(struct evl *e)
 		perf_evlist__disable(e->evlist);
 		perf_evlist__munmap(e->evlist);
 		perf_evlist__close(e->evlist);
+		/* 6.1's delete drops neither the evsels' map references nor
+		 * the evlist's thread map: NULL maps propagate the puts. */
+		perf_evlist__set_maps(e->evlist, NULL, NULL);
 		perf_evlist__delete(e->evlist);	/* deletes the evsels */
 	}
 	perf_cpu_map__put(e->cpus);
@@ -191,6 +194,20 @@ static int evl_open(struct evl *e, const struct np_backend_opts *o,
 	int ret;
 
 	memset(e, 0, sizeof(*e));
+	if (o->cpus) {
+		/* libperf is lenient ("0-" is CPU 0): same rules as kmod */
+		uint64_t mask[1024 / 64], online[1024 / 64];
+
+		if (np_cpulist_parse(o->cpus, mask, 1024, err, errlen) < 0 ||
+		    np_cpulist_online(online, 1024, err, errlen) < 0)
+			return -EINVAL;
+		for (unsigned int c = 0; c < 1024; c++) {
+			if ((mask[c / 64] & ~online[c / 64]) & (1ULL << (c % 64))) {
+				snprintf(err, errlen, "CPU %u (in '%s') is not online", c, o->cpus);
+				return -EINVAL;
+			}
+		}
+	}
 	e->cpus = o->cpus ? perf_cpu_map__new(o->cpus) : perf_cpu_map__new(NULL);
 	if (!e->cpus) {
 		snprintf(err, errlen, "invalid CPU list '%s'", o->cpus ? o->cpus : "");
@@ -216,6 +233,8 @@ static int evl_open(struct evl *e, const struct np_backend_opts *o,
 	ret = perf_evlist__open(e->evlist);
 	if (ret < 0) {
 		open_error(ret, what, err, errlen);
+		/* not opened: no disable/munmap, only the references */
+		perf_evlist__set_maps(e->evlist, NULL, NULL);
 		perf_evlist__delete(e->evlist);
 		e->evlist = NULL;
 		evl_close(e);
@@ -632,5 +651,7 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		free(pb);
 		return NULL;
 	}
+	if (errlen)
+		err[0] = '\0';	/* the cycles attempt may have left a line */
 	return &pb->base;
 }
