@@ -7,7 +7,7 @@
  * An object is read completely when first mapped and then closed: its
  * symbols survive the file being deleted or replaced.  Objects are shared
  * between processes, keyed by build-id, else by device, inode, size and
- * mtime (a replaced file is a new object).
+ * mtime (a replaced file is a new object).  [vdso] is read from memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "np_symtab.h"
@@ -141,18 +142,12 @@ static int load_debug_file(struct np_dso *d, struct np_dso_cache *c)
 	return n;
 }
 
-static void load_elf(struct np_dso *d, struct np_dso_cache *c, int fd)
+static void load_elf_image(struct np_dso *d, struct np_dso_cache *c, Elf *elf)
 {
 	size_t phnum;
-	Elf *elf;
 
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) < 0)
 		return;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) < 0) {
-		elf_end(elf);
-		return;
-	}
 	d->elf = 1;
 	d->segs = calloc(phnum ? phnum : 1, sizeof(*d->segs));
 	for (size_t i = 0; d->segs && i < phnum; i++) {
@@ -172,7 +167,16 @@ static void load_elf(struct np_dso *d, struct np_dso_cache *c, int fd)
 			load_symbols(d, c->arena, elf, SHT_DYNSYM);
 	}
 	np_symtab_finish(&d->syms);
-	elf_end(elf);
+}
+
+static void load_elf(struct np_dso *d, struct np_dso_cache *c, int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (elf) {
+		load_elf_image(d, c, elf);
+		elf_end(elf);
+	}
 }
 
 static struct np_dso *find_by_build_id(struct np_dso_cache *c,
@@ -218,6 +222,48 @@ static int open_mapping(const char *path, uint32_t pid, uint64_t start,
 	return fd;
 }
 
+/*
+ * [vdso]: every 64-bit process of this kernel maps the same image as we
+ * do, so read symbols from our own copy (found through the aux vector),
+ * as perf does.
+ */
+static struct np_dso *vdso_get(struct np_dso_cache *c)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)img;
+	struct np_dso *d;
+	size_t size;
+	char *copy;
+	Elf *elf;
+
+	for (d = c->head; d; d = d->next)
+		if (!strcmp(d->path, "[vdso]"))
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->path = np_arena_strdup(c->arena, "[vdso]", 6);
+	d->next = c->head;
+	c->head = d;
+	if (!img || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return d;
+	/* the section headers are the image's tail */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > 1 << 20)
+		return d;
+	copy = malloc(size);
+	if (!copy)
+		return d;
+	memcpy(copy, img, size);
+	elf = elf_memory(copy, size);
+	if (elf) {
+		load_elf_image(d, c, elf);
+		elf_end(elf);
+	}
+	free(copy);
+	return d;
+}
+
 struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 			  const uint8_t *build_id, int build_id_size,
 			  uint32_t pid, uint64_t start, uint64_t end)
@@ -226,6 +272,8 @@ struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 	struct stat st;
 	int fd;
 
+	if (!strcmp(path, "[vdso]"))
+		return vdso_get(c);
 	if (build_id_size > 0 && (d = find_by_build_id(c, build_id, build_id_size)))
 		return d;
 	fd = open_mapping(path, pid, start, end);

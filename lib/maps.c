@@ -25,9 +25,11 @@ struct np_proc *np_procs_get(struct np_procs *p, uint32_t pid, int create)
 	return *pp;
 }
 
-static int is_file(const char *name)
+/* Mappings with symbols: files, and the vDSO (elfsyms.c reads ours). */
+static int has_dso(const char *name)
 {
-	return name[0] == '/' && strncmp(name, "//anon", 6) != 0;
+	return (name[0] == '/' && strncmp(name, "//anon", 6) != 0) ||
+	       !strcmp(name, "[vdso]");
 }
 
 /* Replace whatever [start, end) overlapped, as mmap(MAP_FIXED) does. */
@@ -42,7 +44,7 @@ int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
 
 	if (!len)
 		return 0;
-	if (is_file(filename)) {
+	if (has_dso(filename)) {
 		m.dso = np_dso_get(p->dsos, filename, build_id, build_id_size,
 				   pr->pid, start, end);
 		/* the dso may be shared with another path (same build-id) */

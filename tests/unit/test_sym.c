@@ -8,15 +8,18 @@
  *   - a binary deleted after it started (resolved via map_files)
  *   - a binary replaced, and a process exited, after being seen
  *   - maps fed by MMAP/FORK/COMM events instead of /proc
- *   - /tmp/perf-PID.map JIT symbols, unknown processes, kallsyms
+ *   - /tmp/perf-PID.map JIT symbols, unknown processes, [vdso], kallsyms
  */
 #include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "np_symbols.h"
@@ -162,6 +165,44 @@ static void replay_maps(struct np_symbolizer *s, pid_t pid, uint32_t fake)
 		fclose(f);
 }
 
+/* [vdso]: __vdso_clock_gettime in our own process, at base + st_value */
+static void test_vdso(struct np_symbolizer *s)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), addr = 0;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t size;
+	const Elf64_Ehdr *eh = (const void *)base;
+
+	if (!base) {
+		printf("vdso: none in this process, not tested\n");
+		return;
+	}
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	elf = elf_memory((char *)base, size);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (n = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+			    !strcmp(n, "__vdso_clock_gettime"))
+				addr = base + sym.st_value;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	CHECK(addr != 0);
+	expect(s, getpid(), addr + 2, "__vdso_clock_gettime", 2, "[vdso]", "vdso");
+}
+
 static void test_kernel(struct np_symbolizer *s)
 {
 	char line[512], name[256] = "", n2[256];
@@ -282,7 +323,8 @@ int main(void)
 	/* 7. nothing known: never dropped */
 	CHECK(np_symbolize(s, fake + 6, 0x1234, 0, &sym) != 0);
 	CHECK(sym.dso && !strcmp(sym.dso, "[unknown]") && !sym.name && sym.offset == 0x1234);
-	/* 8. kernel */
+	/* 8. vDSO, 9. kernel */
+	test_vdso(s);
 	test_kernel(s);
 	np_symbolizer_free(s);
 	sh("rm -rf %s", dir);
