@@ -12,7 +12,7 @@
 # link appears; Kbuild's own object list (kmod/Kbuild) decides what is built.
 #
 # Results:  ${CMAKE_BINARY_DIR}/kmod/<kver>/nmiprof.ko
-#           ${CMAKE_BINARY_DIR}/tests/qemu/modules/<name>/<kver>/<name>.ko
+#           ${CMAKE_BINARY_DIR}/tests/qemu/modules/<name>/<kver>/<mod>.ko
 # Variables for later CMake files:
 #   NMIPROF_TEST_KERNELS    the test kernels' releases (uname -r)
 #   NMIPROF_KMOD_KERNELS    every kernel modules are built for
@@ -60,7 +60,8 @@ endfunction()
 
 # nmiprof_kbuild_module(<name> <srcdir> <outdir> [INCLUDE_ABI])
 #
-# Builds <name>.ko from the Kbuild file and sources in <srcdir> for every
+# Builds the modules <srcdir>/Kbuild names in "obj-m" (<name>.ko if it names
+# none CMake can see) from the sources in <srcdir> for every
 # kernel in NMIPROF_KMOD_KERNELS, into <outdir>/<kver>/. The sources are
 # symlinked (see the top of this file); INCLUDE_ABI also links the
 # project's include/ as <outdir>/<kver>/include and passes
@@ -81,21 +82,39 @@ function(nmiprof_kbuild_module name srcdir outdir)
     set(kflags "KCFLAGS=-Werror")
   endif()
 
+  # The .ko files are whatever "obj-m" in the Kbuild file names.
+  set(ko_names "")
+  if(EXISTS ${srcdir}/Kbuild)
+    file(STRINGS ${srcdir}/Kbuild objm REGEX "^[ \t]*obj-m[ \t]*[:+]?=")
+    foreach(l ${objm})
+      string(REGEX REPLACE "^[ \t]*obj-m[ \t]*[:+]?=" "" l "${l}")
+      string(REGEX MATCHALL "[A-Za-z0-9_-]+\\.o" objs "${l}")
+      foreach(o ${objs})
+        string(REGEX REPLACE "\\.o$" ".ko" o "${o}")
+        list(APPEND ko_names ${o})
+      endforeach()
+    endforeach()
+  endif()
+  if(NOT ko_names)
+    set(ko_names ${name}.ko)
+  endif()
+
   set(kos "")
   foreach(kver ${NMIPROF_KMOD_KERNELS})
     set(dir ${outdir}/${kver})
-    set(ko ${dir}/${name}.ko)
+    list(TRANSFORM ko_names PREPEND ${dir}/ OUTPUT_VARIABLE ko_paths)
+    string(REPLACE ";" " " ko_paths_sh "${ko_paths}")
     _nmiprof_kernel_headers(${kver} hdrs)
     if(NOT hdrs)
-      message(WARNING "kmod: headers for ${kver} are not installed, so ${name}.ko "
+      message(WARNING "kmod: headers for ${kver} are not installed, so ${name} "
         "cannot be built for it. Run scripts/kernels.sh fetch (as root), or "
         "configure with -DNMIPROF_BUILD_KMOD=OFF.")
-      add_custom_command(OUTPUT ${ko}
+      add_custom_command(OUTPUT ${ko_paths}
         COMMAND ${CMAKE_COMMAND} -E echo
           "kmod: no headers for ${kver}: run scripts/kernels.sh fetch (as root)"
         COMMAND false
         VERBATIM)
-      list(APPEND kos ${ko})
+      list(APPEND kos ${ko_paths})
       continue()
     endif()
 
@@ -120,17 +139,17 @@ function(nmiprof_kbuild_module name srcdir outdir)
     # fails the build. The log is printed either way on failure.
     set(script "${NMIPROF_MAKE} -C ${hdrs} M=${dir} ${kflags} ${extra_make_args} modules >${dir}/build.log 2>&1; \
 rc=$?; \
-if [ $rc -ne 0 ]; then cat ${dir}/build.log; echo \"kmod: ${name}.ko for ${kver} failed\" >&2; exit 1; fi; \
+if [ $rc -ne 0 ]; then cat ${dir}/build.log; echo \"kmod: ${name} for ${kver} failed\" >&2; exit 1; fi; \
 if [ -n \"${kflags}\" ] && grep -i 'warning:' ${dir}/build.log; then \
-echo \"kmod: ${name}.ko for ${kver}: warnings (NMIPROF_WERROR)\" >&2; rm -f ${ko}; exit 1; fi; \
+echo \"kmod: ${name} for ${kver}: warnings (NMIPROF_WERROR)\" >&2; rm -f ${ko_paths_sh}; exit 1; fi; \
 grep -i 'warning:' ${dir}/build.log || true")
-    add_custom_command(OUTPUT ${ko}
+    add_custom_command(OUTPUT ${ko_paths}
       COMMAND sh -c "${script}"
       DEPENDS ${deps}
       WORKING_DIRECTORY ${dir}
-      COMMENT "Kbuild ${name}.ko for ${kver}"
+      COMMENT "Kbuild ${name} for ${kver}"
       VERBATIM)
-    list(APPEND kos ${ko})
+    list(APPEND kos ${ko_paths})
   endforeach()
   add_custom_target(kmod_${name} DEPENDS ${kos})
   add_dependencies(kmod kmod_${name})
@@ -141,9 +160,9 @@ nmiprof_kbuild_module(nmiprof ${CMAKE_SOURCE_DIR}/kmod ${CMAKE_BINARY_DIR}/kmod 
 # nmiprof_add_test_module(<name> [<srcdir>])
 #
 # A test module for the QEMU bench, built like nmiprof.ko for every kernel:
-# <srcdir> (default tests/qemu/modules/<name>) holds a Kbuild file with
-# "obj-m := <name>.o" and its sources. Result:
-# ${CMAKE_BINARY_DIR}/tests/qemu/modules/<name>/<kver>/<name>.ko
+# <srcdir> (default tests/qemu/modules/<name>) holds a Kbuild file
+# ("obj-m := <mod>.o", any module names) and its sources. Result:
+# ${CMAKE_BINARY_DIR}/tests/qemu/modules/<name>/<kver>/<mod>.ko
 function(nmiprof_add_test_module name)
   set(srcdir ${CMAKE_SOURCE_DIR}/tests/qemu/modules/${name})
   if(ARGC GREATER 1)

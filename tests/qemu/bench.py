@@ -18,6 +18,7 @@ and no 9p, and survives the guest powering off right after.
 """
 import argparse
 import base64
+import glob
 import io
 import json
 import os
@@ -25,6 +26,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -280,10 +282,12 @@ def build_initramfs(scn, kver, build_dir, out_path):
         elif scn.kmod == "required":
             die("%s missing: build the kmod target (make kmod) first" % ko)
     for m in scn.modules:
-        p = os.path.join(build_dir, "tests", "qemu", "modules", m, kver, m + ".ko")
-        if not os.path.isfile(p):
-            die("test module %s missing (tests/qemu/modules/%s, make kmod_%s)" % (p, m, m))
-        cpio.file("/modules/%s.ko" % m, p, 0o644)
+        # tests/qemu/modules/<dir>/ may build <m>.ko under any directory name.
+        found = sorted(glob.glob(os.path.join(
+            build_dir, "tests", "qemu", "modules", "*", kver, m + ".ko")))
+        if not found:
+            die("test module %s.ko for %s not built (tests/qemu/modules/, make kmod)" % (m, kver))
+        cpio.file("/modules/%s.ko" % m, found[0], 0o644)
     for prog in [p + "?" for p in PROJECT_PROGS] + scn.progs:
         add_prog(cpio, prog, build_dir)
     for spec in scn.files:
@@ -304,11 +308,17 @@ def build_initramfs(scn, kver, build_dir, out_path):
 
 # ---------------------------------------------------------------- QEMU
 
-def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results, qmp_sock):
+def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results,
+             qmp_sock=None, ctl_sock=None):
+    """ttyS0 console, ttyS1 results (guest to host), ttyS2 control (host to
+    guest: the end of an NMI injection)."""
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
            "-no-reboot", "-m", "%dM" % mem, "-smp", str(smp),
            "-kernel", vmlinuz, "-initrd", initrd, "-append", append,
            "-serial", "file:" + console, "-serial", "file:" + results]
+    if ctl_sock:
+        cmd += ["-chardev", "socket,id=ctl,path=%s,server=on,wait=off" % ctl_sock,
+                "-serial", "chardev:ctl"]
     if qmp_sock:
         cmd += ["-qmp", "unix:%s,server=on,wait=off" % qmp_sock]
     if accel == "kvm":
@@ -421,6 +431,18 @@ def probe_kvm(kver, workdir, limit=15.0):
             limit, (g.qemu_output().strip().splitlines() or ["no qemu output"])[-1])
 
 
+def tell_guest(ctl_sock, line):
+    """Write one line to the guest's ttyS2; returns the open connection
+    (closing it at once could drop what QEMU has not yet handed on)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(ctl_sock)
+        s.sendall(line.encode() + b"\n")
+    except OSError as e:
+        print("bench: cannot reach the guest's ttyS2: %s" % e)
+    return s
+
+
 def extract_results(raw, dest):
     """Decode the base64 tar.gz framed on ttyS1 into dest; False if absent."""
     text = raw.decode(errors="replace")
@@ -454,9 +476,10 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     results_raw = os.path.join(rundir, "ttyS1.log")
     qmpdir = tempfile.mkdtemp(prefix="nmiprof-qmp-")  # sun_path is short
     qmp_sock = os.path.join(qmpdir, "qmp.sock")
+    ctl_sock = os.path.join(qmpdir, "ctl.sock")
     append = " ".join(["console=ttyS0", "panic=-1"] + scn.cmdline)
     cmd = qemu_cmd(vmlinuz, initrd, accel, scn.smp, scn.mem, append,
-                   console, results_raw, qmp_sock)
+                   console, results_raw, qmp_sock, ctl_sock)
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
 
@@ -465,6 +488,7 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     g = Guest(cmd, console)
     t_init = t_done = None
     injector = None
+    ctl = None  # connection to ttyS2, once the guest has been told
     timed_out = False
     seen = ""
     try:
@@ -483,6 +507,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
                     injector.start()
                 else:
                     injector = False  # declared nothing: ignore the request
+            if injector and ctl is None and not injector.is_alive():
+                ctl = tell_guest(ctl_sock, "@@NMIPROF-NMI-DONE@@ sent=%d" % injector.sent)
             if t_done is None and DONE_MARK in seen:
                 t_done = now
             if now > scn.timeout:
@@ -504,6 +530,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         if injector:
             injector.stop()
             injector.join()
+        if ctl:
+            ctl.close()
         shutil.rmtree(qmpdir, ignore_errors=True)
     g.poll_console()
     t_total = time.monotonic() - g.start
@@ -576,8 +604,7 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         os.unlink(initrd)
 
     ok = not problems
-    for n in notes:
-        print("bench: note:", n)
+    print_notes(notes)
     print("bench: %s on %s: boot to /init %s, scenario done %s, qemu total %.1f s%s" % (
         scn.name, kver, "%.2f s" % t_init if t_init is not None else "never",
         "%.2f s" % t_done if t_done is not None else "never", t_total,
@@ -593,6 +620,15 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     print("bench: %s on %s: %s (details: %s)" % (scn.name, kver, "PASS" if ok else "FAIL",
                                                 rundir), flush=True)
     return ok, summary
+
+
+def print_notes(notes):
+    """Notes by kind: how many, and the first one."""
+    kinds = {}
+    for n in notes:
+        kinds.setdefault(n.split(":", 1)[0], []).append(n)
+    for kind, ns in kinds.items():
+        print("bench: note: %dx %s (first: %s)" % (len(ns), kind, ns[0].split(":", 1)[1].strip()))
 
 
 def kernels_arg(k):

@@ -26,9 +26,28 @@ module_loaded() { grep -q "^$1 " /proc/modules; }
 
 # nmi_start: ask the host to start injecting NMIs (QMP inject-nmi, CPU 0
 # only) at the scenario's "@nmi RATE DURATION"; returns at once.
-# nmi_wait: sleep until the injection is over (plus a second of slack).
-nmi_start() { echo "@@NMIPROF-BENCH-NMI-START@@" >/dev/console; }
-nmi_wait() { sleep $((BENCH_NMI_DURATION + 1)); }
+# nmi_wait: wait until the host reports the injection over, and set
+# NMI_SENT to the number of NMIs QEMU acknowledged. Returns 1 (NMI_SENT
+# empty) if no report came within DURATION + 60 s.
+nmi_start() {
+	[ "${BENCH_NMI_RATE:-0}" -gt 0 ] || { fail "nmi_start without @nmi RATE DURATION"; return 1; }
+	echo "@@NMIPROF-BENCH-NMI-START@@" >/dev/console
+}
+nmi_wait() {
+	NMI_SENT=
+	[ "${BENCH_NMI_RATE:-0}" -gt 0 ] || return 1
+	while read -r -t $((BENCH_NMI_DURATION + 60)) _l <&3; do
+		case $_l in
+		*@@NMIPROF-NMI-DONE@@*)
+			NMI_SENT=${_l##*sent=}
+			NMI_SENT=${NMI_SENT%%[!0-9]*}
+			return 0
+			;;
+		esac
+	done
+	fail "no end-of-injection report from the host"
+	return 1
+}
 
 # Save a file or a command's output as a result: save NAME CMD...
 save() {
