@@ -257,4 +257,26 @@ struct nmiprof_format_req {
 #define NMIPROF_IOC_GET_STATS	_IOWR(NMIPROF_IOC_MAGIC, 5, struct nmiprof_stats)
 #define NMIPROF_IOC_GET_FORMAT	_IOWR(NMIPROF_IOC_MAGIC, 6, struct nmiprof_format_req)
 
+/*
+ * Hard-lockup watchdog (NMIPROF_IOC_{GET,SET}_WATCHDOG; SET needs
+ * CAP_SYS_ADMIN).  It runs from module load, independent of sampling.
+ */
+struct nmiprof_watchdog {
+	__u32 enabled;		/* 0: off */
+	__u32 threshold_s;	/* 1..NMIPROF_WD_MAX_THRESHOLD */
+	__u32 flags;		/* NMIPROF_WF_* */
+	__u32 __reserved0;	/* must be zero */
+	__u64 cpumask[16];	/* CPUs watched; all zero means all */
+	__u64 __reserved[4];	/* must be zero */
+};
+
+#define NMIPROF_WD_MAX_THRESHOLD 600
+
+/* flags */
+#define NMIPROF_WF_ALL_CPU_BT	(1U << 0) /* every CPU prints its backtrace */
+#define NMIPROF_WF_PANIC	(1U << 1) /* panic after the report */
+
+#define NMIPROF_IOC_GET_WATCHDOG _IOR(NMIPROF_IOC_MAGIC, 16, struct nmiprof_watchdog)
+#define NMIPROF_IOC_SET_WATCHDOG _IOW(NMIPROF_IOC_MAGIC, 17, struct nmiprof_watchdog)
+
 #endif /* _UAPI_NMIPROF_ABI_H */
