@@ -89,6 +89,7 @@ struct top {
 	int decay, paused;
 	int target_gone;		/* -p PID exited */
 	unsigned delay_s;
+	uint32_t freq_hz;		/* asked of the backend, per CPU */
 	size_t stdio_rows;
 
 	/* full-screen state */
@@ -197,10 +198,10 @@ static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2
 
 	memset(&st, 0, sizeof(st));
 	np_backend_stats(t->b, &st);
-	snprintf(l1, n1, "nmiprof top  backend: %s (%s)  CPUs: %u  samples: %llu  "
+	snprintf(l1, n1, "nmiprof top  backend: %s (%s)  %u Hz  CPUs: %u  samples: %llu  "
 		 "lost: %llu  shown: %.0f",
 		 st.backend ? st.backend : np_backend_name(t->b),
-		 st.source ? st.source : "?", st.nr_cpus,
+		 st.source ? st.source : "?", t->freq_hz, st.nr_cpus,
 		 (unsigned long long)st.samples,
 		 (unsigned long long)(st.lost > t->events_lost ? st.lost : t->events_lost),
 		 topview_total(t->tv));
@@ -736,6 +737,7 @@ int cmd_top(int argc, char **argv)
 	if (np_symbolizer_warning(t.syms))
 		cli_error("top", "warning: %s", np_symbolizer_warning(t.syms));
 	cli_catch_signals();
+	t.freq_hz = bo.freq_hz;
 	t.b = cli_backend_start("top", &bo, &ret);
 	if (!t.b)
 		goto out;

@@ -97,6 +97,11 @@ void topview_zero(struct topview *tv);
  */
 size_t topview_sort(struct topview *tv, enum tv_sort key);
 size_t topview_nr_rows(const struct topview *tv);	/* in the view */
+/*
+ * The i-th row of the view.  Row pointers (also those in tv_edge) stay
+ * valid only until the next add, filter change, decay or zero: rows live
+ * in one growable array.
+ */
 const struct tv_row *topview_row(const struct topview *tv, size_t i);
 /* Weight of the samples the filter accepted: the 100% of the view. */
 double topview_total(const struct topview *tv);

@@ -5,7 +5,8 @@
 # hot workload (tests/progs/hot: hot_a ~75%, hot_b ~25% of its CPU) and
 # checks what is on screen after each key: pid filter, hot function at
 # the top, sort cycling, help screen, search, call-graph expansion,
-# kernel-frame toggle, zero, quit.
+# kernel-frame toggle, comm and CPU filters, decay, pause, terminal
+# resize, zero, quit.
 #
 #   top_tmux.sh NMIPROF HOT WORKDIR
 #
@@ -117,6 +118,50 @@ wait_for 'frames: user'
 keys k
 wait_for 'frames: kernel\+user'
 step "k toggles kernel frames"
+
+keys t
+wait_for '^comm \(empty: all\):'
+keys -l hot
+keys Enter
+wait_for 'comm=hot'
+wait_for '\[\.\] hot_a'
+keys t Enter
+keys c
+wait_for '^CPU \(empty: all\):'
+keys -l 4095
+keys Enter
+wait_for 'cpu=4095'
+wait_for '\(no samples yet\)'
+keys c Enter
+wait_for '\[\.\] hot_a'
+step "t filters by comm, c by CPU (an idle CPU id empties the view)"
+
+keys d
+wait_for 'decay: off'
+keys d
+wait_for 'decay: on'
+keys P
+wait_for '\[PAUSED\]'
+keys P
+step "d toggles decay, P pauses"
+
+t resize-window -t top -x 90 -y 16 2>/dev/null ||
+	t resize-pane -t top -x 90 -y 16
+# Laid out again for 16 lines: the key hint moves to the new last line
+# (a top that ignored KEY_RESIZE would leave a table row there).
+i=0
+while :; do
+	screen >"$WORK/screen.txt"
+	[ "$(wc -l <"$WORK/screen.txt")" -le 16 ] &&
+		sed -n 16p "$WORK/screen.txt" | grep -q '^h help  q quit' && break
+	i=$((i + 1))
+	[ $i -lt 50 ] || { echo "FAIL: not redrawn for 90x16:"; cat "$WORK/screen.txt"; exit 1; }
+	sleep 0.2
+done
+sed -n 1p "$WORK/screen.txt" | grep -q '^nmiprof top  backend: ' &&
+	sed -n 3p "$WORK/screen.txt" | grep -q '^Overhead' ||
+	{ echo "FAIL: header lost after resize:"; cat "$WORK/screen.txt"; exit 1; }
+step "resize to 90x16: laid out again for the new size"
 
 keys z
 wait_for 'zeroed'
