@@ -1,0 +1,195 @@
+"""Host-side assertions shared by the watchdog_* scenarios' .check.py files.
+
+The bench runs <scenario>.check.py RESULTS_DIR with BENCH_CONSOLE_LOG (the
+guest's ttyS0, where nmiprof's polled UART writer also writes) and
+BENCH_KVER set.  Lines nmiprof wrote to the UART itself carry a
+"[time][C<cpu>] " prefix; the printk copies of the same text carry printk's
+"[time] " only, so the two can be told apart.  Both times are the guest's
+local_clock(), as are those of the test module's printk markers, which is
+what the detection latency is measured with:
+
+  latency = time of our "hard LOCKUP" header - time of "spinning now"
+
+Each check prints what it measured and exits non-zero on a failure.
+Measurements are also appended to <rundir>/watchdog.json.
+"""
+import json
+import os
+import re
+import sys
+
+UART = re.compile(r"\[\s*(\d+\.\d+)\]\[C(\d+)\] (.*)")
+PRINTK = re.compile(r"^\[\s*(\d+\.\d+)\] (.*)")
+
+
+class Run:
+    def __init__(self, thresh):
+        self.thresh = float(thresh)
+        self.period = self.thresh * 2 / 5
+        self.resdir = sys.argv[1]
+        self.kver = os.environ.get("BENCH_KVER", "?")
+        with open(os.environ["BENCH_CONSOLE_LOG"], errors="replace") as f:
+            self.lines = f.read().replace("\r", "").split("\n")
+        self.dmesg = self._read("dmesg.txt")
+        self.trace = self._read("trace")
+        self.smp = os.cpu_count()
+        try:
+            with open(os.path.join(os.path.dirname(self.resdir), "host.json")) as f:
+                self.smp = json.load(f)["smp"]
+        except (OSError, ValueError, KeyError):
+            pass
+        self.failures = []
+        self.measured = []
+        self.pos = 0    # console line where the next episode is searched
+
+    def _read(self, name):
+        try:
+            with open(os.path.join(self.resdir, name), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def fail(self, msg):
+        print("watchdog check: FAIL: " + msg)
+        self.failures.append(msg)
+
+    def ok(self, msg):
+        print("watchdog check: ok: " + msg)
+
+    def find(self, pattern, start=0, uart_cpu=None):
+        """(line index, time, text) of the first line at or after start
+        matching pattern: a UART line of CPU uart_cpu, or a printk line."""
+        rx = re.compile(pattern)
+        for i in range(start, len(self.lines)):
+            line = self.lines[i]
+            if uart_cpu is not None:
+                m = UART.search(line)
+                if m and int(m.group(2)) == uart_cpu and rx.search(m.group(3)):
+                    return i, float(m.group(1)), m.group(3)
+            else:
+                m = PRINTK.search(line)
+                if m and rx.search(m.group(2)):
+                    return i, float(m.group(1)), m.group(2)
+        return None
+
+    def report_block(self, start, cpu, end_pattern):
+        """Texts of CPU cpu's UART lines from start up to end_pattern."""
+        out = []
+        for line in self.lines[start:]:
+            m = UART.search(line)
+            if not m or int(m.group(2)) != cpu:
+                continue
+            out.append(m.group(3))
+            if re.search(end_pattern, m.group(3)):
+                break
+        return out
+
+    def check_trace(self, block, cpu, what):
+        if not any("Call Trace:" in t for t in block):
+            self.fail("%s: no Call Trace" % what)
+        elif not any(re.match(r"\s*\S+\+0x[0-9a-f]+/0x[0-9a-f]+", t) for t in block):
+            self.fail("%s: no symbolized frame in the Call Trace" % what)
+        if not any(t.startswith("RIP: ") for t in block):
+            self.fail("%s: no registers" % what)
+
+    def episode(self, cpu, secs, console=False, all_cpus=False):
+        """One lockup of CPU cpu by nmiprof_lockup for secs seconds."""
+        what = "lockup of CPU %d" % cpu
+        mark = self.find(r"nmiprof_lockup: spinning now on CPU %d " % cpu, self.pos)
+        if not mark:
+            self.fail("%s: no 'spinning now' marker on the console" % what)
+            return None
+        head = self.find(r"^nmiprof: hard LOCKUP on CPU %d, interrupts off for ([0-9.]+) s"
+                         % cpu, mark[0], uart_cpu=cpu)
+        if not head:
+            self.fail("%s: no report on the serial port" % what)
+            return None
+        latency = head[1] - mark[1]
+        off = float(re.search(r"for ([0-9.]+) s", head[2]).group(1))
+        limit = self.thresh + self.period
+        print("watchdog latency: kernel %s smp %s CPU %d: %.3f s from 'spinning now' "
+              "to our header (threshold %g s, limit %g s + 0.5 s slack); "
+              "header says irqs off for %.3f s" % (
+                  self.kver, self.smp, cpu, latency, self.thresh, limit, off))
+        self.measured.append({"kernel": self.kver, "smp": self.smp, "cpu": cpu,
+                              "latency_s": round(latency, 3), "threshold_s": self.thresh,
+                              "reported_off_s": off})
+        if not 0 < latency <= limit + 0.5:
+            self.fail("%s: detection latency %.3f s, want (0, %.1f]" % (
+                what, latency, limit + 0.5))
+        if off <= self.thresh:
+            self.fail("%s: header says %.3f s, not above the threshold" % (what, off))
+
+        block = self.report_block(head[0], cpu, r"^nmiprof: end of CPU %d lockup report" % cpu)
+        if not block or not block[-1].startswith("nmiprof: end of CPU"):
+            self.fail("%s: report not complete on the serial port" % what)
+        if not any(re.match(r"CPU: %d PID: \d+ Comm: np_lockup/%d$" % (cpu, cpu), t)
+                   for t in block):
+            self.fail("%s: task line missing or wrong" % what)
+        self.check_trace(block, cpu, what)
+        if not any(re.match(r"\s*nmiprof_lockup_spin\+0x", t) for t in block):
+            self.fail("%s: the spinning function is not in the backtrace" % what)
+        else:
+            self.ok("%s: report with nmiprof_lockup_spin in the backtrace" % what)
+
+        if console:
+            held = self.find(r"nmiprof_lockup: console_lock held", mark[0])
+            if not held:
+                self.fail("%s: 'console_lock held' never reached the console" % what)
+            elif held[0] < head[0]:
+                self.fail("%s: the console was flushed before our report got out" % what)
+            else:
+                self.ok("%s: report out while console_lock was held (%d console "
+                        "lines before the buffered ones)" % (what, held[0] - head[0]))
+
+        if all_cpus:
+            for other in range(self.smp):
+                if other == cpu:
+                    continue
+                bt = self.find(r"^nmiprof: backtrace of CPU %d \(for the lockup on CPU %d\)"
+                               % (other, cpu), head[0], uart_cpu=other)
+                if not bt:
+                    self.fail("%s: no backtrace from CPU %d" % (what, other))
+                    continue
+                self.check_trace(self.report_block(bt[0], other, r"^nmiprof: end of CPU"),
+                                 other, "backtrace of CPU %d" % other)
+            self.ok("%s: all-CPU backtrace checked for %d CPUs" % (what, self.smp))
+
+        rec = self.find(r"^nmiprof: CPU %d recovered after ([0-9.]+) s" % cpu,
+                        head[0], uart_cpu=cpu)
+        if not rec:
+            self.fail("%s: no recovery line" % what)
+        else:
+            took = float(re.search(r"after ([0-9.]+) s", rec[2]).group(1))
+            if not secs - 0.5 <= took <= secs + self.period + 1:
+                self.fail("%s: recovered after %.3f s, spun %d s" % (what, took, secs))
+            else:
+                self.ok("%s: recovered after %.3f s" % (what, took))
+            self.pos = rec[0] + 1
+
+        n = len(re.findall(r"nmiprof: hard LOCKUP on CPU %d," % cpu, self.dmesg))
+        self.episodes_in_dmesg = n
+        return head
+
+    def expect_trace_events(self, cpu):
+        ev = [l for l in self.trace.splitlines() if "lockup: cpu=%d " % cpu in l]
+        if not any("comm=np_lockup/%d " % cpu in l and "recovered=0" in l for l in ev):
+            self.fail("no nmiprof:lockup event (recovered=0) for CPU %d" % cpu)
+        elif not any("recovered=1" in l for l in ev):
+            self.fail("no nmiprof:lockup event (recovered=1) for CPU %d" % cpu)
+        else:
+            self.ok("nmiprof:lockup trace events for CPU %d: %d" % (cpu, len(ev)))
+
+    def expect_reports_in_dmesg(self, n):
+        got = len(re.findall(r"nmiprof: hard LOCKUP on CPU", self.dmesg))
+        if got != n:
+            self.fail("%d lockup reports in the kernel log, want %d (one per episode)"
+                      % (got, n))
+        else:
+            self.ok("%d lockup report(s) in the kernel log, one per episode" % n)
+
+    def done(self):
+        path = os.path.join(os.path.dirname(self.resdir), "watchdog.json")
+        with open(path, "w") as f:
+            json.dump({"measured": self.measured, "failures": self.failures}, f, indent=1)
+        sys.exit(1 if self.failures else 0)
