@@ -32,8 +32,10 @@
  *   -P        run a child whose frame pointer points into a page that was
  *             never touched (not resident): the module's user stack read
  *             faults in NMI context; require NMIPROF_RF_USTACK_FAULT seen
+ *   -r CMD    run "sh -c CMD" once sampling has started (e.g. an insmod)
  *   -n N      require at least N samples in total (default 1)
  *   -L        require latched nested entries > 0
+ *   -E        require samples from unclaimed (external) NMIs > 0
  *   -F TYPE   print the format text of record TYPE and exit
  * Prints one "RESULT PASS" or "RESULT FAIL: why" line last; exit 0 on pass.
  */
@@ -895,7 +897,10 @@ int main(int argc, char **argv)
 	struct nmiprof_cpu_stats cs[MAX_CPUS];
 	double secs = 3, t_end;
 	bool stall = false, workload = false, want_latched = false;
-	bool bad_frames = false;
+	bool bad_frames = false, want_external = false;
+	const char *run_cmd = NULL;
+	pid_t cmd_pid = 0;
+	uint64_t external = 0;
 	uint64_t min_samples = 1, total = 0, total_lost = 0, latched = 0;
 	int fd, opt, format_type = 0;
 
@@ -905,7 +910,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPx:n:LF:B")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPx:r:n:LEF:B")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -928,6 +933,7 @@ int main(int argc, char **argv)
 		case 'S': stall = true; break;
 		case 'w': workload = true; break;
 		case 'P': bad_frames = true; break;
+		case 'r': run_cmd = optarg; break;
 		case 'x': {
 			struct expect *x = &expects[nr_expects++];
 
@@ -941,6 +947,7 @@ int main(int argc, char **argv)
 		}
 		case 'n': min_samples = strtoull(optarg, NULL, 0); break;
 		case 'L': want_latched = true; break;
+		case 'E': want_external = true; break;
 		case 'F': format_type = atoi(optarg); break;
 		case 'B':
 			bad_input();
@@ -1006,6 +1013,14 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (run_cmd) {
+		cmd_pid = fork();
+		if (cmd_pid == 0) {
+			execl("/bin/sh", "sh", "-c", run_cmd, (char *)NULL);
+			_exit(127);
+		}
+	}
+
 	t_end = now() + secs;
 	while (now() < t_end) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -1025,6 +1040,13 @@ int main(int argc, char **argv)
 		waitpid(child_pid, NULL, 0);
 	if (fault_pid)
 		waitpid(fault_pid, NULL, 0);
+	if (cmd_pid) {
+		int status;
+
+		waitpid(cmd_pid, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			fail("-r %s failed", run_cmd);
+	}
 	/* Stopped: everything produced is in the rings now. */
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
 		if (rings[cpu].mapped)
@@ -1053,12 +1075,13 @@ int main(int argc, char **argv)
 				p50 = 1ULL << (b + 7);
 		}
 		printf("cpu %d: samples %llu lost %llu (records %llu) pads %llu "
-		       "latched %llu/%llu kframes/s %.1f uframes/s %.1f user %llu "
+		       "external %llu latched %llu/%llu avg kframes %.1f avg uframes %.1f user %llu "
 		       "cost ns min %llu avg %llu max %llu p50< %llu\n",
 		       cpu, (unsigned long long)r->samples,
 		       (unsigned long long)r->lost,
 		       (unsigned long long)r->lost_records,
 		       (unsigned long long)r->pads,
+		       (unsigned long long)c->external,
 		       (unsigned long long)c->latched,
 		       (unsigned long long)r->latched_recs,
 		       r->samples ? (double)r->kframes / r->samples : 0.0,
@@ -1094,10 +1117,13 @@ int main(int argc, char **argv)
 		total += r->samples;
 		total_lost += r->lost;
 		latched += c->latched;
+		external += c->external;
 	}
-	printf("total: samples %llu lost %llu latched %llu\n",
+	printf("total: samples %llu lost %llu latched %llu external %llu\n",
 	       (unsigned long long)total, (unsigned long long)total_lost,
-	       (unsigned long long)latched);
+	       (unsigned long long)latched, (unsigned long long)external);
+	if (want_external && !external)
+		fail("no sample from an unclaimed NMI");
 	if (total < min_samples)
 		fail("only %llu samples, want >= %llu",
 		     (unsigned long long)total, (unsigned long long)min_samples);

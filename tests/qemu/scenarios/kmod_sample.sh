@@ -1,0 +1,39 @@
+# nmiprof.ko sampling (issue 3): the format text, exact ring accounting,
+# attribution of a 75%/25% user workload (hot_a/hot_b, through the
+# frame-pointer user stack walk) and of a CPU spinning with interrupts off,
+# which only an NMI can sample.  nmiprof_ringcheck (tests/progs) is the
+# independent reader; it prints "RESULT PASS|FAIL" and exits non-zero on
+# any failed check.
+# @smp 2
+# @timeout 150
+# @modules nmiprof_spin
+# @progs tests/progs/nmiprof_ringcheck
+
+# ringcheck NAME ARGS...: run the checker, keep its output as a result.
+ringcheck() {
+	_n=$1
+	shift
+	nmiprof_ringcheck "$@" >"$RESULTS/$_n.txt" 2>&1
+	_rc=$?
+	grep -vE '^  ' "$RESULTS/$_n.txt"
+	[ $_rc -eq 0 ] || fail "ringcheck $_n: $(tail -n 1 "$RESULTS/$_n.txt")"
+}
+
+check "insmod nmiprof.ko" insmod "$NMIPROF_KO"
+check "nested-NMI safe entry found" dmesg_has 'nmiprof: loaded.*nested-NMI safe entry found'
+for t in 1 2 3; do save format.$t nmiprof_ringcheck -F $t; done
+
+# 75/25 workload child: >= 90% of its samples in hot_a/hot_b, hot_a 60..90%
+# of those, >= 80% of user stacks reaching np_workload.
+ringcheck workload -t 4 -f 1000 -w -n 1000
+
+# CPU 1 spins 2 s with interrupts off; CPU 0's timer NMIs it.  >= 90% of
+# CPU 1's samples in that window must be in nmiprof_spin_loop.
+ringcheck spin -t 4 -f 1000 -U -x nmiprof_spin_loop:90@1 \
+	-r "sleep 0.5; insmod $MODULES/nmiprof_spin.ko cpu=1 secs=2"
+check "spin module ran" dmesg_has 'nmiprof_spin: cpu 1 spun 2 s with irqs off'
+check "rmmod nmiprof_spin" rmmod nmiprof_spin
+
+check "source reported in dmesg" dmesg_has 'nmiprof: sampling at 1000 Hz on 2 CPUs, source (pmu|ipi)'
+check "rmmod nmiprof" rmmod nmiprof
+check "unload line" dmesg_has 'nmiprof: unloaded'
