@@ -91,7 +91,7 @@ static void module_status(void)
 	if (ioctl(fd, NMIPROF_IOC_HELLO, &hello)) {
 		printf("device:   %s: hello: %s (module ABI %u, ours %u)\n",
 		       NMIPROF_DEVICE, strerror(errno), hello.abi_version,
-		       NMIPROF_ABI_VERSION);
+		       (unsigned int)NMIPROF_ABI_VERSION);
 		close(fd);
 		return;
 	}

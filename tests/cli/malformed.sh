@@ -6,6 +6,8 @@
 # code, and never a crash (a signal would show as exit >= 128).
 #
 #   malformed.sh NMIPROF FIXTURE WORKDIR
+# "A && B || fail" is meant: fail when either A or B fails.
+# shellcheck disable=SC2015
 set -u
 NMIPROF=$1 FIX=$2 WORK=$3
 fail=0

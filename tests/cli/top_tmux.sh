@@ -11,6 +11,8 @@
 #   top_tmux.sh NMIPROF HOT WORKDIR
 #
 # Exits 77 (skip) when tmux is missing or this machine cannot sample.
+# "A && B || fail" is meant: fail when either A or B fails.
+# shellcheck disable=SC2015
 set -u
 NMIPROF=$1 HOT=$2 WORK=$3
 SOCK=nmiprof-top-test-$$
