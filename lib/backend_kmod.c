@@ -34,6 +34,7 @@ struct kcpu {
 
 struct kmod_backend {
 	struct np_backend base;
+	const struct np_kmod_sys *sys;
 	int fd;
 	int pid;		/* -1: everything */
 	struct nmiprof_hello hello;
@@ -63,7 +64,7 @@ static int hello(struct kmod_backend *kb, char *err, size_t errlen)
 	memset(h, 0, sizeof(*h));
 	h->magic = NMIPROF_MAGIC;
 	h->abi_version = NMIPROF_ABI_VERSION;
-	if (ioctl(kb->fd, NMIPROF_IOC_HELLO, h) < 0) {
+	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_HELLO, h) < 0) {
 		if ((errno == EPROTO || errno == ENOTTY) &&
 		    h->abi_version != NMIPROF_ABI_VERSION)
 			snprintf(err, errlen, "nmiprof.ko speaks ABI v%u, this program v%u: "
@@ -108,7 +109,7 @@ static int load_formats(struct kmod_backend *kb, char *err, size_t errlen)
 			.type = type, .len = cap, .buf = (uintptr_t)buf,
 		};
 
-		if (ioctl(kb->fd, NMIPROF_IOC_GET_FORMAT, &req) < 0) {
+		if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_GET_FORMAT, &req) < 0) {
 			if ((errno == ENOSPC || errno == E2BIG) && req.len > cap) {
 				char *nb = realloc(buf, req.len);
 
@@ -169,7 +170,7 @@ static int configure(struct kmod_backend *kb, const struct np_backend_opts *o,
 	} else if (np_cpulist_online(kb->mask, NR_MASK_BITS, err, errlen) < 0) {
 		return -1;
 	}
-	if (ioctl(kb->fd, NMIPROF_IOC_CONFIGURE, &c) < 0) {
+	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_CONFIGURE, &c) < 0) {
 		snprintf(err, errlen, "%s: CONFIGURE: %s", NMIPROF_DEVICE, strerror(errno));
 		return -1;
 	}
@@ -191,19 +192,19 @@ static int map_rings(struct kmod_backend *kb, int must, char *err, size_t errlen
 
 		if (kc->mapped || !cpu_selected(kb, cpu))
 			continue;
-		kc->ctrl = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, kb->fd,
+		kc->ctrl = kb->sys->mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, kb->fd,
 				NMIPROF_MMAP_OFFSET(cpu, NMIPROF_MAP_CTRL));
 		if (kc->ctrl == MAP_FAILED)
 			goto fail;
-		kc->data = mmap(NULL, dsz, PROT_READ, MAP_SHARED, kb->fd,
+		kc->data = kb->sys->mmap(NULL, dsz, PROT_READ, MAP_SHARED, kb->fd,
 				NMIPROF_MMAP_OFFSET(cpu, NMIPROF_MAP_DATA));
 		if (kc->data == MAP_FAILED) {
-			munmap(kc->ctrl, psz);
+			kb->sys->munmap(kc->ctrl, psz);
 			goto fail;
 		}
 		if (np_kring_init(&kc->ring, kc->ctrl, kc->data, dsz, cpu, err, errlen) < 0) {
-			munmap(kc->ctrl, psz);
-			munmap(kc->data, dsz);
+			kb->sys->munmap(kc->ctrl, psz);
+			kb->sys->munmap(kc->data, dsz);
 			return -1;
 		}
 		kc->mapped = 1;
@@ -225,7 +226,7 @@ static int kmod_start(struct np_backend *b)
 
 	if (kb->sb)
 		np_perf_sideband_enable(kb->sb, 1);
-	if (ioctl(kb->fd, NMIPROF_IOC_START) < 0)
+	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_START, NULL) < 0)
 		return -errno;
 	/* rings a module allocates only at START */
 	return map_rings(kb, 1, err, sizeof(err)) < 0 ? -ENOMEM : 0;
@@ -234,7 +235,7 @@ static int kmod_start(struct np_backend *b)
 static int kmod_stop(struct np_backend *b)
 {
 	struct kmod_backend *kb = (struct kmod_backend *)b;
-	int ret = ioctl(kb->fd, NMIPROF_IOC_STOP) < 0 ? -errno : 0;
+	int ret = kb->sys->ioctl(kb->fd, NMIPROF_IOC_STOP, NULL) < 0 ? -errno : 0;
 
 	if (kb->sb)
 		np_perf_sideband_enable(kb->sb, 0);
@@ -245,7 +246,7 @@ static int kmod_poll(struct np_backend *b, int timeout_ms)
 {
 	struct kmod_backend *kb = (struct kmod_backend *)b;
 	struct pollfd pfd = { .fd = kb->fd, .events = POLLIN };
-	int ret = poll(&pfd, 1, timeout_ms);
+	int ret = kb->sys->poll(&pfd, 1, timeout_ms);
 
 	return ret < 0 ? -errno : ret;
 }
@@ -293,7 +294,7 @@ static int kmod_stats(struct np_backend *b, struct np_backend_stats *st)
 
 	if (!cs)
 		return -ENOMEM;
-	if (ioctl(kb->fd, NMIPROF_IOC_GET_STATS, &s) < 0) {
+	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_GET_STATS, &s) < 0) {
 		free(cs);
 		return -errno;
 	}
@@ -326,14 +327,14 @@ static void kmod_close(struct np_backend *b)
 	for (uint32_t cpu = 0; kb->cpus && cpu < kb->hello.nr_cpu_ids; cpu++) {
 		if (!kb->cpus[cpu].mapped)
 			continue;
-		munmap(kb->cpus[cpu].ctrl, kb->hello.page_size);
-		munmap(kb->cpus[cpu].data, kb->hello.ring_data_size);
+		kb->sys->munmap(kb->cpus[cpu].ctrl, kb->hello.page_size);
+		kb->sys->munmap(kb->cpus[cpu].data, kb->hello.ring_data_size);
 	}
 	free(kb->cpus);
 	np_perf_sideband_close(kb->sb);
 	np_format_free(kb->fmt);
 	if (kb->fd >= 0)
-		close(kb->fd);
+		kb->sys->close(kb->fd);
 	free(kb);
 }
 
@@ -347,8 +348,34 @@ static const struct np_backend_ops kmod_ops = {
 	.close = kmod_close,
 };
 
+static int sys_open(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+static int sys_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg);
+}
+
+static const struct np_kmod_sys real_sys = {
+	.open = sys_open,
+	.ioctl = sys_ioctl,
+	.mmap = mmap,
+	.munmap = munmap,
+	.poll = poll,
+	.close = close,
+};
+
 struct np_backend *np_backend_kmod_open(const struct np_backend_opts *o,
 					char *err, size_t errlen)
+{
+	return np_backend_kmod_open_sys(o, &real_sys, err, errlen);
+}
+
+struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
+					    const struct np_kmod_sys *sys,
+					    char *err, size_t errlen)
 {
 	struct kmod_backend *kb = calloc(1, sizeof(*kb));
 	char sberr[256];
@@ -358,12 +385,16 @@ struct np_backend *np_backend_kmod_open(const struct np_backend_opts *o,
 		return NULL;
 	}
 	kb->base.ops = &kmod_ops;
+	kb->sys = sys;
 	kb->pid = o->pid;
-	kb->fd = open(NMIPROF_DEVICE, O_RDWR | O_CLOEXEC);
+	kb->fd = sys->open(NMIPROF_DEVICE, O_RDWR | O_CLOEXEC);
 	if (kb->fd < 0) {
 		if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
 			snprintf(err, errlen, "%s missing: load nmiprof.ko (modprobe nmiprof) "
 				 "or use the libperf backend", NMIPROF_DEVICE);
+		else if (errno == EPERM || errno == EACCES)
+			snprintf(err, errlen, "%s: %s (needs root or CAP_PERFMON)",
+				 NMIPROF_DEVICE, strerror(errno));
 		else
 			snprintf(err, errlen, "%s: %s", NMIPROF_DEVICE, strerror(errno));
 		goto fail;

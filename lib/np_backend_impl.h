@@ -8,6 +8,7 @@
 #define NP_BACKEND_IMPL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "np_backend.h"
 
 struct np_backend_ops {
@@ -29,6 +30,25 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 					char *err, size_t errlen);
 struct np_backend *np_backend_kmod_open(const struct np_backend_opts *o,
 					char *err, size_t errlen);
+
+/*
+ * The device calls of the kmod backend, so that tests can stand in for
+ * nmiprof.ko (tests/unit/test_backend_kmod.c).  Same contracts as the
+ * system calls (-1 and errno on failure).
+ */
+struct pollfd;
+struct np_kmod_sys {
+	int (*open)(const char *path, int flags);
+	int (*ioctl)(int fd, unsigned long req, void *arg);
+	void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off);
+	int (*munmap)(void *addr, size_t len);
+	int (*poll)(struct pollfd *fds, unsigned long nfds, int timeout);
+	int (*close)(int fd);
+};
+struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
+					    const struct np_kmod_sys *sys,
+					    char *err, size_t errlen);
 
 /*
  * Side-band only perf events (PERF_COUNT_SW_DUMMY with mmap2, comm and

@@ -31,7 +31,7 @@ function(nmiprof_prog_options name)
 endfunction()
 
 # Tests that cannot run on a machine (no perf_event_open, ...) exit 77.
-foreach(_t test_backend_perf test_sym test_format_kring)
+foreach(_t test_backend_perf)
   if(TEST ${_t})
     set_tests_properties(${_t} PROPERTIES SKIP_RETURN_CODE 77)
   endif()

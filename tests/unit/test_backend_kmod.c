@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kmod backend's device protocol against a stand-in for nmiprof.ko
+ * (np_kmod_sys): HELLO and the ABI-mismatch line, GET_FORMAT (text in
+ * kmod/format.c's style, with a retry on -ENOSPC and no LOCKUP type),
+ * CONFIGURE contents, ring mmaps at NMIPROF_MMAP_OFFSET, START/STOP,
+ * poll, draining both CPUs' rings with the pid filter, GET_STATS.
+ * What it cannot show: that the real module behaves like this stand-in
+ * (the QEMU tests do).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "np_backend.h"
+#include "np_backend_impl.h"
+
+static int failures;
+#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+#define NCPU	2
+#define PAGE	4096
+#define DATA	(64 * 1024)
+#define FD	42
+
+static struct {
+	int abi;		/* ABI the fake module speaks */
+	int hello_ok, started, stopped, format_calls, enospc_sent;
+	struct nmiprof_config cfg;
+	struct nmiprof_ring_ctrl *ctrl[NCPU];
+	uint8_t *data[NCPU];
+	int mapped[NCPU][2];
+} dev;
+
+static int fake_open(const char *path, int flags)
+{
+	CHECK(!strcmp(path, NMIPROF_DEVICE) && (flags & O_RDWR));
+	if (!dev.abi) {
+		errno = ENOENT;
+		return -1;
+	}
+	return FD;
+}
+
+/* kmod/format.c's layout of the text: common fields, blank, fields, print fmt */
+static int format_text(uint32_t type, char *buf, size_t len)
+{
+#define FLD(st, ty, f) n += snprintf(buf + n, len - n, "\tfield:" ty " " #f ";\toffset:%zu;\tsize:%zu;\tsigned:0;\n", \
+				      offsetof(struct st, f), sizeof(((struct st *)0)->f))
+#define LOC(st, ty, f) n += snprintf(buf + n, len - n, "\tfield:__data_loc " ty "[] " #f ";\toffset:%zu;\tsize:4;\tsigned:0;\n", \
+				      offsetof(struct st, f))
+	int n = snprintf(buf, len, "name: %s\nID: %u\nformat:\n",
+			 type == NMIPROF_REC_SAMPLE ? "sample" : "lost", type);
+
+	FLD(nmiprof_rec_header, "unsigned short", common_type);
+	FLD(nmiprof_rec_header, "unsigned short", common_flags);
+	FLD(nmiprof_rec_header, "unsigned int", common_size);
+	n += snprintf(buf + n, len - n, "\n");
+	if (type == NMIPROF_REC_SAMPLE) {
+		FLD(nmiprof_sample, "u64", seq);
+		FLD(nmiprof_sample, "u64", time_ns);
+		FLD(nmiprof_sample, "u64", ip);
+		FLD(nmiprof_sample, "u32", cpu);
+		FLD(nmiprof_sample, "u32", pid);
+		FLD(nmiprof_sample, "u32", tid);
+		FLD(nmiprof_sample, "u16", nr_kframes);
+		FLD(nmiprof_sample, "u16", nr_uframes);
+		n += snprintf(buf + n, len - n, "\tfield:char comm[16];\toffset:%zu;\tsize:16;\tsigned:0;\n",
+			      offsetof(struct nmiprof_sample, comm));
+		LOC(nmiprof_sample, "u64", kstack);
+		LOC(nmiprof_sample, "u64", ustack);
+		LOC(nmiprof_sample, "u64", uregs);
+		LOC(nmiprof_sample, "u8", ustack_raw);
+	} else {
+		FLD(nmiprof_lost, "u64", seq);
+		FLD(nmiprof_lost, "u64", time_ns);
+		FLD(nmiprof_lost, "u64", lost);
+		FLD(nmiprof_lost, "u32", cpu);
+	}
+	n += snprintf(buf + n, len - n, "\nprint fmt: \"cpu=%%u\", REC->cpu\n");
+	return n + 1;
+}
+
+static int fake_ioctl(int fd, unsigned long req, void *arg)
+{
+	CHECK(fd == FD);
+	if (req == NMIPROF_IOC_HELLO) {
+		struct nmiprof_hello *h = arg;
+		int match = h->magic == NMIPROF_MAGIC && h->abi_version == (uint32_t)dev.abi;
+
+		memset(h, 0, sizeof(*h));
+		h->magic = NMIPROF_MAGIC;
+		h->abi_version = dev.abi;
+		h->nr_cpu_ids = NCPU;
+		h->page_size = PAGE;
+		h->ring_data_size = DATA;
+		h->nested_nmi_safe = 1;
+		if (!match) {
+			errno = EPROTO;
+			return -1;
+		}
+		dev.hello_ok = 1;
+		return 0;
+	}
+	if (!dev.hello_ok) {
+		errno = EPROTO;
+		return -1;
+	}
+	switch (req) {
+	case NMIPROF_IOC_GET_FORMAT: {
+		struct nmiprof_format_req *r = arg;
+		char text[4096];
+		int len;
+
+		dev.format_calls++;
+		if (r->type == NMIPROF_REC_LOCKUP || r->type >= NMIPROF_REC_MAX) {
+			errno = EINVAL;	/* a module without the watchdog */
+			return -1;
+		}
+		len = format_text(r->type, text, sizeof(text));
+		/* first call for the sample: claim the caller's buffer is short */
+		if (r->len < (uint32_t)len || (r->type == NMIPROF_REC_SAMPLE && !dev.enospc_sent)) {
+			dev.enospc_sent = 1;
+			r->len = r->len < (uint32_t)len ? (uint32_t)len : r->len + 1;
+			errno = ENOSPC;
+			return -1;
+		}
+		memcpy((void *)(uintptr_t)r->buf, text, len);
+		r->len = len;
+		return 0;
+	}
+	case NMIPROF_IOC_CONFIGURE:
+		dev.cfg = *(struct nmiprof_config *)arg;
+		return 0;
+	case NMIPROF_IOC_START:
+		dev.started++;
+		return 0;
+	case NMIPROF_IOC_STOP:
+		dev.stopped++;
+		return 0;
+	case NMIPROF_IOC_GET_STATS: {
+		struct nmiprof_stats *st = arg;
+		struct nmiprof_cpu_stats *cs = (void *)(uintptr_t)st->cpus;
+
+		CHECK(st->nr_cpus == NCPU);
+		for (int i = 0; i < NCPU; i++) {
+			memset(&cs[i], 0, sizeof(cs[i]));
+			cs[i].samples = 10 * (i + 1);
+			cs[i].lost = i;
+			cs[i].cost_min_ns = 500 + i;
+			cs[i].cost_max_ns = 3000 * (i + 1);
+			cs[i].cost_sum_ns = cs[i].samples * 1000;
+		}
+		st->source = NMIPROF_SRC_IPI;
+		st->running = dev.started > dev.stopped;
+		st->nested_nmi_safe = 1;
+		return 0;
+	}
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
+static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	uint64_t o = off;
+	uint32_t cpu = o >> 32, kind = (o >> 31) & 1;
+
+	CHECK(fd == FD && (flags & MAP_SHARED) && !(o & ((1ULL << 31) - 1)));
+	if (cpu >= NCPU) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	if (kind == NMIPROF_MAP_CTRL) {
+		CHECK(len == PAGE && prot == (PROT_READ | PROT_WRITE));
+		dev.mapped[cpu][0]++;
+		return dev.ctrl[cpu];
+	}
+	CHECK(len == DATA && prot == PROT_READ);
+	dev.mapped[cpu][1]++;
+	return dev.data[cpu];
+}
+
+static int fake_munmap(void *addr, size_t len)
+{
+	return 0;
+}
+
+static int fake_poll(struct pollfd *p, unsigned long n, int timeout)
+{
+	int ready = 0;
+
+	for (int i = 0; i < NCPU; i++)
+		ready |= dev.ctrl[i]->head != dev.ctrl[i]->tail;
+	p[0].revents = ready ? POLLIN : 0;
+	return ready;
+}
+
+static int fake_close(int fd)
+{
+	return 0;
+}
+
+static const struct np_kmod_sys fake = {
+	fake_open, fake_ioctl, fake_mmap, fake_munmap, fake_poll, fake_close,
+};
+
+/* The module's side: append one sample to cpu's ring. */
+static void produce_sample(int cpu, uint32_t pid, uint64_t ip)
+{
+	struct nmiprof_ring_ctrl *c = dev.ctrl[cpu];
+	uint8_t *rec = dev.data[cpu] + (c->head & (DATA - 1));
+	struct nmiprof_sample *s = (void *)rec;
+	uint64_t frames[3] = { ip, ip + 0x100, 0x401000 };
+	uint32_t fixed = sizeof(*s);
+
+	memset(s, 0, sizeof(*s));
+	s->hdr.common_type = NMIPROF_REC_SAMPLE;
+	s->hdr.common_flags = NMIPROF_RF_IN_NMI;
+	s->hdr.common_size = fixed + sizeof(frames);
+	s->cpu = cpu;
+	s->pid = s->tid = pid;
+	s->ip = ip;
+	s->nr_kframes = 2;
+	s->nr_uframes = 1;
+	strcpy(s->comm, "worker");
+	s->kstack = NMIPROF_LOC(fixed, 16);
+	s->ustack = NMIPROF_LOC(fixed + 16, 8);
+	memcpy(rec + fixed, frames, sizeof(frames));
+	__atomic_store_n(&c->head, c->head + s->hdr.common_size, __ATOMIC_RELEASE);
+}
+
+static void produce_lost(int cpu, uint64_t n)
+{
+	struct nmiprof_ring_ctrl *c = dev.ctrl[cpu];
+	struct nmiprof_lost *l = (void *)(dev.data[cpu] + (c->head & (DATA - 1)));
+
+	memset(l, 0, sizeof(*l));
+	l->hdr.common_type = NMIPROF_REC_LOST;
+	l->hdr.common_size = sizeof(*l);
+	l->cpu = cpu;
+	l->lost = n;
+	__atomic_store_n(&c->head, c->head + sizeof(*l), __ATOMIC_RELEASE);
+}
+
+struct seen {
+	int samples, lost_events, other_pid;
+	uint64_t lost;
+	uint32_t cpus;
+};
+
+static int on_event(const struct np_event *ev, void *arg)
+{
+	struct seen *s = arg;
+
+	if (ev->type == NP_EV_SAMPLE) {
+		s->samples++;
+		s->cpus |= 1u << ev->sample.cpu;
+		if (ev->sample.pid != 4242)
+			s->other_pid++;
+		CHECK(ev->sample.nr_kframes == 2 && ev->sample.nr_uframes == 1);
+		CHECK(ev->sample.kframes[0] == ev->sample.ip);
+		CHECK(ev->sample.uframes[0] == 0x401000);
+		CHECK(!strcmp(ev->sample.comm, "worker"));
+	} else if (ev->type == NP_EV_LOST) {
+		s->lost_events++;
+		s->lost += ev->lost.lost;
+	}
+	return 0;
+}
+
+static void reset_dev(int abi)
+{
+	for (int i = 0; i < NCPU; i++) {
+		memset(dev.ctrl[i], 0, PAGE);
+		dev.ctrl[i]->magic = NMIPROF_MAGIC;
+		dev.ctrl[i]->abi_version = NMIPROF_ABI_VERSION;
+		dev.ctrl[i]->cpu = i;
+		dev.ctrl[i]->ctrl_size = PAGE;
+		dev.ctrl[i]->data_size = DATA;
+	}
+	dev.abi = abi;
+	dev.hello_ok = dev.started = dev.stopped = dev.format_calls = dev.enospc_sent = 0;
+	memset(dev.mapped, 0, sizeof(dev.mapped));
+}
+
+int main(void)
+{
+	struct np_backend_opts o;
+	struct np_backend_stats st;
+	struct np_backend *b;
+	struct seen seen = { 0 };
+	char err[256];
+
+	for (int i = 0; i < NCPU; i++) {
+		dev.ctrl[i] = aligned_alloc(PAGE, PAGE);
+		dev.data[i] = aligned_alloc(PAGE, DATA);
+	}
+	np_backend_opts_init(&o);
+	o.kind = NP_BACKEND_KMOD;
+
+	/* no module */
+	reset_dev(0);
+	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
+	printf("no device -> \"%s\"\n", err);
+	CHECK(strstr(err, "load nmiprof.ko") != NULL);
+
+	/* a module of another ABI */
+	reset_dev(NMIPROF_ABI_VERSION + 1);
+	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
+	printf("ABI mismatch -> \"%s\"\n", err);
+	CHECK(strstr(err, "ABI v2, this program v1") != NULL);
+	CHECK(dev.format_calls == 0);
+
+	/* the real thing, following pid 4242 on CPUs 0-1 */
+	reset_dev(NMIPROF_ABI_VERSION);
+	o.pid = 4242;
+	o.cpus = "0-1";
+	o.freq_hz = 997;
+	o.ustack_depth = 32;
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	if (!b) {
+		printf("FAIL: open: %s\n", err);
+		return 1;
+	}
+	CHECK(!strcmp(np_backend_name(b), "kmod"));
+	CHECK(dev.enospc_sent == 1);
+	CHECK(dev.cfg.freq_hz == 997 && dev.cfg.source == NMIPROF_SRC_AUTO);
+	CHECK(dev.cfg.kstack_depth == NMIPROF_DEFAULT_FRAMES && dev.cfg.ustack_depth == 32);
+	CHECK(dev.cfg.flags == NMIPROF_CF_USER_STACKS);
+	CHECK(dev.cfg.cpumask[0] == 3 && dev.cfg.cpumask[1] == 0);
+	CHECK(dev.mapped[0][0] == 1 && dev.mapped[0][1] == 1);
+	CHECK(dev.mapped[1][0] == 1 && dev.mapped[1][1] == 1);
+	CHECK(np_backend_start(b) == 0 && dev.started == 1);
+	CHECK(dev.mapped[0][0] == 1);	/* not mapped twice */
+	CHECK(np_backend_poll(b, 0) == 0);
+	produce_sample(0, 4242, 0xffffffff81001000ULL);
+	produce_sample(1, 4242, 0xffffffff81002000ULL);
+	produce_sample(1, 777, 0xffffffff81003000ULL);	/* filtered */
+	produce_lost(1, 6);
+	produce_sample(0, 4242, 0xffffffff81004000ULL);
+	CHECK(np_backend_poll(b, 0) > 0);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 4);
+	CHECK(seen.samples == 3 && seen.other_pid == 0 && seen.cpus == 3);
+	CHECK(seen.lost_events == 1 && seen.lost == 6);
+	for (int i = 0; i < NCPU; i++)
+		CHECK(dev.ctrl[i]->tail == dev.ctrl[i]->head);
+	CHECK(np_backend_poll(b, 0) == 0);
+	CHECK(np_backend_stop(b) == 0 && dev.stopped == 1);
+	CHECK(np_backend_stats(b, &st) == 0);
+	CHECK(!strcmp(st.backend, "kmod") && !strcmp(st.source, "ipi"));
+	CHECK(st.nr_cpus == 2 && st.samples == 30 && st.lost == 1);
+	CHECK(st.cost_min_ns == 500 && st.cost_max_ns == 6000 && st.cost_avg_ns == 1000);
+	CHECK(st.nested_nmi_safe == 1);
+	np_backend_close(b);
+	for (int i = 0; i < NCPU; i++) {
+		free(dev.ctrl[i]);
+		free(dev.data[i]);
+	}
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures != 0;
+}
