@@ -10,14 +10,11 @@ set_tests_properties(daemon_e2e PROPERTIES
   # Samples the whole machine: alone, so other tests' load does not skew it.
   RUN_SERIAL TRUE)
 
-# Unit tests of daemon modules, built with the daemon source they test
-# (daemon/ is not a library).  Label "unit": fast and machine-independent.
-set(_npd_src ${CMAKE_SOURCE_DIR}/daemon)
-foreach(_t config live)
-  add_executable(test_npd_${_t} ${CMAKE_CURRENT_LIST_DIR}/test_npd_${_t}.c
-    ${_npd_src}/${_t}.c)
-  target_include_directories(test_npd_${_t} PRIVATE ${_npd_src})
-  target_link_libraries(test_npd_${_t} PRIVATE nmiprof_core)
+# Unit tests of daemon modules, linked with nmiprofd_core (every daemon
+# source but main.c).  Label "unit": fast, no perf events needed.
+foreach(_t config live ingest)
+  add_executable(test_npd_${_t} ${CMAKE_CURRENT_LIST_DIR}/test_npd_${_t}.c)
+  target_link_libraries(test_npd_${_t} PRIVATE nmiprofd_core)
   add_test(NAME test_npd_${_t} COMMAND test_npd_${_t})
   set_tests_properties(test_npd_${_t} PROPERTIES LABELS unit TIMEOUT 60)
 endforeach()

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon's ingest path without a backend: synthetic events through
+ * npd_ingest() into the real symbolizer, live ring, slice and store, and
+ * the control commands over the real socket server.
+ *
+ *   - a lockup is on disk the moment it is ingested (before any slice)
+ *   - user samples of this process are symbolized (test_npd_marker)
+ *   - status and top report them; malformed commands get ERR
+ *   - the flushed slice holds every sample and the lost count
+ *   - the socket is created 0660
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "ctl_server.h"
+#include "live.h"
+#include "lockstore.h"
+#include "nmiprofd.h"
+#include "slices.h"
+#include "store.h"
+
+static int failures;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
+			__FILE__, __LINE__, #cond);			\
+		failures++;						\
+	}								\
+} while (0)
+
+#define NSAMPLES 1000
+
+__attribute__((noinline)) void test_npd_marker(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+struct lockups_seen {
+	unsigned int nr;
+	struct np_lockup_rec first;
+};
+
+static int lockup_fn(const struct np_lockup_rec *r, void *arg)
+{
+	struct lockups_seen *ls = arg;
+
+	if (!ls->nr++)
+		ls->first = *r;		/* scalars only are used */
+	return 0;
+}
+
+/* Run one request line through the command handler; parse the reply. */
+static int command(struct nmiprofd *d, const char *req, struct np_ctl_line *body,
+		   char *first_word, size_t fwlen)
+{
+	static struct np_ctl_line l;
+	struct np_ctl_buf b;
+	char err[128];
+	char *nl;
+	int rc = -1;
+
+	if (np_ctl_line_parse(&l, req, strlen(req), err, sizeof(err)))
+		return -1;
+	np_ctl_buf_init(&b);
+	npd_command(&l, &b, d);
+	if (b.oom || !b.data)
+		goto out;
+	/* Header: "NMIPROF/1 OK n" or "NMIPROF/1 ERR msg=..." */
+	nl = strchr(b.data, '\n');
+	if (!nl || np_ctl_line_parse(&l, b.data, (size_t)(nl - b.data) + 1,
+				     err, sizeof(err)) || l.nwords < 2)
+		goto out;
+	snprintf(first_word, fwlen, "%s", l.words[1]);
+	rc = 0;
+	if (body && !strcmp(l.words[1], "OK")) {
+		char *next = nl + 1, *nl2 = strchr(next, '\n');
+
+		rc = nl2 ? np_ctl_line_parse(body, next, (size_t)(nl2 - next) + 1,
+					     err, sizeof(err)) : -1;
+	}
+out:
+	np_ctl_buf_free(&b);
+	return rc;
+}
+
+int main(void)
+{
+	uint64_t kframes[2] = { 0xffffffff81000100ULL, 0xffffffff81000200ULL };
+	uint64_t uframes[1] = { (uint64_t)(uintptr_t)&test_npd_marker };
+	char tmp[] = "/tmp/npd-ingest.XXXXXX", sock[128], err[256], word[16];
+	struct np_ctl_line *body = calloc(1, sizeof(*body));
+	struct lockups_seen ls = { 0 };
+	struct nmiprofd d = { .sigfd = -1 };
+	struct np_read_stats rs;
+	struct np_read_opts ro;
+	struct np_event ev;
+	struct np_agg *a;
+	struct stat st;
+	uint64_t v;
+
+	if (!body || !mkdtemp(tmp))
+		return 1;
+	np_log_init("test_npd_ingest", NP_LOG_WARN);
+	npd_config_defaults(&d.cfg);
+	snprintf(d.cfg.store_dir, sizeof(d.cfg.store_dir), "%s/store", tmp);
+	snprintf(sock, sizeof(sock), "%s/run/ctl.sock", tmp);
+	d.start_mono_ns = npd_mono_ns();
+	d.sym = np_symbolizer_new(err, sizeof(err));
+	if (!d.sym) {
+		fprintf(stderr, "symbolizer: %s\n", err);
+		return 1;
+	}
+	d.live = npd_live_new(d.cfg.live_s, npd_symbolize, d.sym);
+	d.slices = npd_slices_open(&d.cfg, d.sym, err, sizeof(err));
+	d.ctl = npd_ctl_server_open(sock, npd_command, &d, err, sizeof(err));
+	if (!d.live || !d.slices || !d.ctl) {
+		fprintf(stderr, "set-up: %s\n", err);
+		return 1;
+	}
+	CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	      (st.st_mode & 0777) == 0660);
+
+	/* A lockup: on disk at once, before any slice is written. */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_LOCKUP;
+	ev.lockup.time_ns = npd_mono_ns();
+	ev.lockup.stuck_ns = 12ULL * 1000000000ULL;
+	ev.lockup.cpu = 1;
+	strcpy(ev.lockup.comm, "swapper/1");
+	ev.lockup.nr_kframes = 2;
+	ev.lockup.kframes = kframes;
+	ev.lockup.regs.ip = kframes[0];
+	npd_ingest(&ev, &d);
+	CHECK(d.n.lockups == 1 && d.n.lockups_failed == 0);
+	CHECK(np_lockstore_list(d.cfg.store_dir, lockup_fn, &ls, NULL, NULL,
+				err, sizeof(err)) == 0);
+	CHECK(ls.nr == 1 && ls.first.cpu == 1 && ls.first.nr_frames == 2 &&
+	      ls.first.stuck_ns == ev.lockup.stuck_ns);
+	CHECK(npd_slices_written(d.slices) == 0);
+
+	/* Samples in this process, interrupted in test_npd_marker. */
+	for (int i = 0; i < NSAMPLES; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = NP_EV_SAMPLE;
+		ev.sample.time_ns = npd_mono_ns();
+		ev.sample.ip = uframes[0];
+		ev.sample.cpu = (uint32_t)(i & 1);
+		ev.sample.pid = ev.sample.tid = (uint32_t)getpid();
+		ev.sample.flags = NMIPROF_RF_USER_MODE;
+		strcpy(ev.sample.comm, "npd_test");
+		ev.sample.nr_uframes = 1;
+		ev.sample.uframes = uframes;
+		npd_ingest(&ev, &d);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_LOST;
+	ev.lost.lost = 5;
+	npd_ingest(&ev, &d);
+
+	/* status */
+	CHECK(command(&d, "NMIPROF/1 status", body, word, sizeof(word)) == 0 &&
+	      !strcmp(word, "OK"));
+	CHECK(np_ctl_get_u64(body, "samples", &v) == 0 && v == NSAMPLES);
+	CHECK(np_ctl_get_u64(body, "lost", &v) == 0 && v == 5);
+	CHECK(np_ctl_get_u64(body, "lockups", &v) == 0 && v == 1);
+	CHECK(np_ctl_get(body, "backend") && !strcmp(np_ctl_get(body, "backend"), "none"));
+	CHECK(np_ctl_get(body, "store_dir") &&
+	      !strcmp(np_ctl_get(body, "store_dir"), d.cfg.store_dir));
+
+	/* top: the summary line, then the marker first. */
+	CHECK(command(&d, "NMIPROF/1 top comm=npd_test secs=60", body, word,
+		      sizeof(word)) == 0 && !strcmp(word, "OK"));
+	CHECK(np_ctl_get_u64(body, "matched", &v) == 0 && v == NSAMPLES);
+	CHECK(np_ctl_get_u64(body, "lost", &v) == 0 && v == 5);
+	{
+		struct np_ctl_top_query q;
+		struct np_ctl_top t;
+
+		np_ctl_top_query_init(&q);
+		strcpy(q.comm, "npd_test");
+		q.cpu = 1;
+		CHECK(npd_live_top(d.live, npd_mono_ns() / 1000000000ULL, &q, &t) == 0);
+		CHECK(t.matched == NSAMPLES / 2 && t.nr == 1);
+		CHECK(t.nr && t.e[0].sym && !strcmp(t.e[0].sym, "test_npd_marker"));
+		np_ctl_top_free(&t);
+	}
+
+	/* Errors. */
+	CHECK(command(&d, "NMIPROF/1 frobnicate", NULL, word, sizeof(word)) == 0 &&
+	      !strcmp(word, "ERR"));
+	CHECK(command(&d, "NMIPROF/1 top n=0", NULL, word, sizeof(word)) == 0 &&
+	      !strcmp(word, "ERR"));
+	CHECK(command(&d, "NMIPROF/1 top extra", NULL, word, sizeof(word)) == 0 &&
+	      !strcmp(word, "ERR"));
+
+	/* The partial slice, flushed as on SIGTERM. */
+	CHECK(npd_slices_flush(d.slices, np_store_now_ns()) == 0);
+	CHECK(npd_slices_written(d.slices) == 1);
+	a = np_agg_new(NULL);
+	np_read_opts_init(&ro);
+	CHECK(a && np_store_read(d.cfg.store_dir, &ro, a, &rs, err, sizeof(err)) == 0);
+	CHECK(rs.segments == 1 && rs.skipped == 0);
+	CHECK(rs.samples == NSAMPLES && rs.lost == 5);
+	np_agg_free(a);
+
+	npd_ctl_server_close(d.ctl);
+	CHECK(stat(sock, &st) == -1);
+	npd_slices_close(d.slices);
+	npd_live_free(d.live);
+	np_symbolizer_free(d.sym);
+	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(body);
+	if (failures) {
+		fprintf(stderr, "test_npd_ingest: %d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("test_npd_ingest: all checks passed\n");
+	return 0;
+}
