@@ -202,8 +202,6 @@ int cmd_record(int argc, char **argv)
 		cli_error("record", "%s", err);
 		return EXIT_FAILURE_RT;
 	}
-	if (np_symbolizer_warning(r.syms))
-		cli_error("record", "warning: %s", np_symbolizer_warning(r.syms));
 	np_agg_opts_init(&ao);
 	ao.symbolize = symbolize;
 	ao.symbolize_arg = r.syms;
@@ -233,6 +231,8 @@ int cmd_record(int argc, char **argv)
 	b = cli_backend_start("record", &bo, &ret);
 	if (!b)
 		goto out;
+	if (np_symbolizer_warning(r.syms))
+		cli_error("record", "warning: %s", np_symbolizer_warning(r.syms));
 	if (go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
 			cli_error("record", "cannot start the command");

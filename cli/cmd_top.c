@@ -734,13 +734,19 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	topview_set_filter(t.tv, &t.filter);
-	if (np_symbolizer_warning(t.syms))
-		cli_error("top", "warning: %s", np_symbolizer_warning(t.syms));
 	cli_catch_signals();
 	t.freq_hz = bo.freq_hz;
 	t.b = cli_backend_start("top", &bo, &ret);
 	if (!t.b)
 		goto out;
+	/* Only now: a failure above stays the one line printed. */
+	if (np_symbolizer_warning(t.syms)) {
+		if (stdio || once)
+			cli_error("top", "warning: %s", np_symbolizer_warning(t.syms));
+		else
+			snprintf(t.message, sizeof(t.message), "warning: %s",
+				 np_symbolizer_warning(t.syms));
+	}
 	ret = stdio || once ? run_stdio(&t, once) : run_screen(&t);
 	if (t.add_failed)
 		cli_error("top", "warning: %llu samples not counted: out of memory",

@@ -30,7 +30,10 @@ mkdir -p adir
 expect() {
 	want=$1 cmd=$2
 	shift 2
-	"$NMIPROF" "$@" >out.txt 2>err.txt
+	case $1 in
+	setpriv) "$@" >out.txt 2>err.txt ;;
+	*) "$NMIPROF" "$@" >out.txt 2>err.txt ;;
+	esac
 	rc=$?
 	lines=$(wc -l <err.txt)
 	if [ $rc -ge 128 ]; then
@@ -89,6 +92,24 @@ expect 1 status status --bogus
 [ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] || { echo "FAIL: unknown command"; fail=1; }
 "$NMIPROF" lockups --store "$WORK" list >out.txt 2>err.txt ||
 	{ echo "FAIL: lockups list on an empty store: $(cat err.txt)"; fail=1; }
+
+# No permission to sample: exit 3, one line (the symbolizer's warning
+# must not come first).  Needs root to drop to nobody, and a paranoid
+# setting that refuses unprivileged system-wide sampling.
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo -1)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$paranoid" -ge 0 ] &&
+   [ ! -e /dev/nmiprof ]; then
+	# a copy nobody can reach, whatever the build tree's modes
+	pdir=$(mktemp -d /tmp/nmiprof-perm.XXXXXX) && chmod 755 "$pdir" &&
+	cp "$NMIPROF" "$pdir/nmiprof" && chmod 755 "$pdir/nmiprof"
+	expect 3 top setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$pdir/nmiprof" top --once -d 1
+	expect 3 record setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$pdir/nmiprof" record -o /dev/null -d 1
+	rm -rf "$pdir"
+else
+	echo "skip permission check (needs root, setpriv, perf_event_paranoid >= 0, no /dev/nmiprof)"
+fi
 
 # Every command has --help, 'help CMD' and a man page.
 MAN=$(dirname "$FIX")/../../docs/man
