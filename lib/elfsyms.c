@@ -99,6 +99,13 @@ static int load_symbols(struct np_dso *d, struct np_arena *a, Elf *elf,
 			if (!name || np_symtab_add(&d->syms, sym.st_value, sym.st_size,
 						   name, d->path, symbol_prio(&sym)) < 0)
 				return n;
+			if (!sym.st_size && sym.st_shndx < SHN_LORESERVE) {
+				Elf_Scn *in = elf_getscn(elf, sym.st_shndx);
+				GElf_Shdr ish;
+
+				if (in && gelf_getshdr(in, &ish))
+					np_symtab_limit_last(&d->syms, ish.sh_addr + ish.sh_size);
+			}
 			n++;
 		}
 	}

@@ -22,6 +22,7 @@ struct np_symdef {
 	const char *name;
 	const char *dso;	/* kernel: "[kernel.kallsyms]" or "[module]" */
 	int prio;		/* on equal start the highest wins (GLOBAL > WEAK > LOCAL) */
+	uint64_t limit;		/* a size-less symbol ends here at the latest (0: none) */
 };
 
 /* Sorted array + binary search. */
@@ -31,6 +32,8 @@ struct np_symtab {
 };
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio);
+/* The last symbol added, when size-less, ends at limit (its section's end). */
+void np_symtab_limit_last(struct np_symtab *t, uint64_t limit);
 /* Sort, drop duplicates, give size-less symbols the gap to the next. */
 void np_symtab_finish(struct np_symtab *t);
 const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr);

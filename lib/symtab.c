@@ -67,6 +67,12 @@ int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 	return 0;
 }
 
+void np_symtab_limit_last(struct np_symtab *t, uint64_t limit)
+{
+	if (t->nr && !t->v[t->nr - 1].end)
+		t->v[t->nr - 1].limit = limit;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct np_symdef *x = a, *y = b;
@@ -99,6 +105,9 @@ void np_symtab_finish(struct np_symtab *t)
 
 		if (!t->v[i].end || t->v[i].end <= t->v[i].start)
 			t->v[i].end = next;
+		/* e.g. _init must not swallow the .plt that follows it */
+		if (t->v[i].limit > t->v[i].start && t->v[i].end > t->v[i].limit)
+			t->v[i].end = t->v[i].limit;
 	}
 }
 

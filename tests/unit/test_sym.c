@@ -2,7 +2,8 @@
 /*
  * Symbolizer against binaries built here at test time with cc (known
  * symbols, known addresses printed by the running program):
- *   - a PIE with .symtab, calling into a shared object (pgoff/p_vaddr)
+ *   - a PIE with .symtab, calling into a shared object (pgoff/p_vaddr),
+ *     and the same as a non-PIE executable
  *   - the same linked with -s: .dynsym only; a static function there
  *     must come back as dso+offset, not as a wrong name
  *   - a binary deleted after it started (resolved via map_files)
@@ -272,6 +273,21 @@ int main(void)
 	/* 1. PIE + .so, first sight through /proc/PID/maps */
 	if (start(&a, bin) == 0)
 		expect_all(s, a.pid, &a, "/prog", "symtab");
+	/* 1b. a non-PIE executable: symbols at absolute addresses */
+	if (sh("cd %s && cc -O1 -no-pie -fno-pie -o prog_nopie prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) == 0) {
+		struct child np;
+		char nbin[128];
+
+		snprintf(nbin, sizeof(nbin), "%s/prog_nopie", dir);
+		if (start(&np, nbin) == 0) {
+			expect(s, np.pid, np.alpha + 1, "np_alpha", 1, "/prog_nopie", "non-PIE");
+			expect(s, np.pid, np.beta, "np_beta", 0, "/prog_nopie", "non-PIE");
+			expect(s, np.pid, np.local + 2, "np_local", 2, "/prog_nopie", "non-PIE");
+			/* &lib_fn is its PLT stub here: in no symbol, and not _init's */
+			expect(s, np.pid, np.libfn, NULL, 0, "/prog_nopie", "non-PIE-plt");
+			stop(&np);
+		}
+	}
 	/* 2. .dynsym only: exported names resolve, the static one does not */
 	if (start(&st, sbin) == 0) {
 		expect(s, st.pid, st.alpha + 1, "np_alpha", 1, "/prog_stripped", "dynsym");
