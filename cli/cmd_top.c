@@ -592,11 +592,15 @@ static int run_screen(struct top *t)
 {
 	uint64_t next = mono_ms() + (uint64_t)t->delay_s * 1000;
 	int ret = EXIT_OK;
+	SCREEN *scr;
 
 	setlocale(LC_ALL, "");
-	if (!initscr()) {
-		cli_error("top", "cannot initialise the terminal");
-		return EXIT_FAILURE_RT;
+	/* newterm, not initscr: initscr exits the process on a bad TERM. */
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr) {
+		cli_error("top", "cannot use terminal type '%s' (use --stdio)",
+			  getenv("TERM") ? getenv("TERM") : "");
+		return EXIT_USAGE;
 	}
 	cbreak();
 	noecho();
@@ -611,32 +615,33 @@ static int run_screen(struct top *t)
 		int ch, dirty = 0, err = pump(t, TOP_POLL_MS);
 
 		if (err < 0) {
-			endwin();
-			cli_error("top", "reading samples: %s", strerror(-err));
-			return EXIT_FAILURE_RT;
+			ret = err;	/* reported once the screen is gone */
+			break;
 		}
 		while ((ch = getch()) != ERR) {
 			if (key(t, ch))
 				goto quit;
 			dirty = 1;
 		}
-		if (mono_ms() >= next) {
+		if (mono_ms() >= next && !t->paused) {
 			next = mono_ms() + (uint64_t)t->delay_s * 1000;
-			if (!t->paused) {
-				dirty = 1;
-				draw(t);
-				dirty = 0;
-				/* after drawing: what is shown is what was sampled */
-				if (t->decay)
-					topview_decay(t->tv, TOP_DECAY);
-			}
+			draw(t);
+			dirty = 0;
+			/* After drawing: the screen shows what was sampled. */
+			if (t->decay)
+				topview_decay(t->tv, TOP_DECAY);
 		}
 		if (dirty)
 			draw(t);
 	}
 quit:
 	endwin();
-	return ret;
+	delscreen(scr);
+	if (ret < 0) {
+		cli_error("top", "reading samples: %s", strerror(-ret));
+		return EXIT_FAILURE_RT;
+	}
+	return EXIT_OK;
 }
 
 int cmd_top(int argc, char **argv)
