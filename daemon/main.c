@@ -179,7 +179,7 @@ static int npd_start(struct nmiprofd *d)
 	}
 	d->slices = npd_slices_open(&d->cfg, d->sym, err, sizeof(err));
 	if (!d->slices) {
-		np_err("store %s: %s", d->cfg.store_dir, err);
+		np_err("cannot open the store: %s", err);
 		return -1;
 	}
 	d->sigfd = npd_signals_open();
