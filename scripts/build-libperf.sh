@@ -58,8 +58,11 @@ if [ ! -f "$src/.extracted" ]; then
 		"$top/tools/include" "$top/tools/arch/x86" \
 		"$top/tools/build" "$top/tools/scripts"
 	touch "$tmp/.extracted"
-	rm -rf "$src"
-	mv "$tmp" "$src"
+	# Another build may have won the race: keep its copy, it may be in
+	# use.  Only a partial leftover (no .extracted) is replaced.
+	[ -f "$src/.extracted" ] || rm -rf "$src"
+	mv -T "$tmp" "$src" 2>/dev/null || rm -rf "$tmp"
+	[ -f "$src/.extracted" ] || die "could not populate $src"
 fi
 
 obj="$prefix/.build"
