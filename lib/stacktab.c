@@ -38,7 +38,11 @@ struct np_stacktab {
 	struct np_idx frame_idx;
 	struct st_node *nodes;
 	uint32_t nr_nodes, cap_nodes;
-	struct np_idx node_idx;
+	/* Node index: just ids (+1, 0 free); the hash is recomputed from
+	 * nodes[] on resize.  Nodes dominate memory with many stacks, and
+	 * only a raw-cache miss ever probes here, so 4 bytes a slot. */
+	uint32_t *node_slot;
+	uint32_t node_mask;		/* size - 1; size 0 if node_slot NULL */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
 };
 
@@ -110,7 +114,7 @@ void np_stacktab_free(struct np_stacktab *st)
 	free(st->nodes);
 	np_idx_free(&st->str_idx);
 	np_idx_free(&st->frame_idx);
-	np_idx_free(&st->node_idx);
+	free(st->node_slot);
 	free(st);
 }
 
@@ -120,7 +124,9 @@ void np_stacktab_clear(struct np_stacktab *st)
 	st->nr_strs = st->nr_frames = st->nr_nodes = 0;
 	np_idx_clear(&st->str_idx);
 	np_idx_clear(&st->frame_idx);
-	np_idx_clear(&st->node_idx);
+	if (st->node_slot)
+		memset(st->node_slot, 0,
+		       ((size_t)st->node_mask + 1) * sizeof(*st->node_slot));
 	st_init(st);	/* cannot fail: capacity and index slots remain */
 }
 
@@ -131,7 +137,7 @@ size_t np_stacktab_mem(const struct np_stacktab *st)
 	       (size_t)st->cap_frames * sizeof(*st->frames) +
 	       (size_t)st->cap_nodes * sizeof(*st->nodes) +
 	       np_idx_mem(&st->str_idx) + np_idx_mem(&st->frame_idx) +
-	       np_idx_mem(&st->node_idx);
+	       (st->node_slot ? ((size_t)st->node_mask + 1) * 4 : 0);
 }
 
 uint32_t np_stacktab_str(struct np_stacktab *st, const char *s, size_t len)
@@ -242,27 +248,70 @@ uint32_t np_stacktab_nr_frames(const struct np_stacktab *st)
 	return st->nr_frames;
 }
 
+static uint32_t node_hash(uint32_t parent, uint32_t frame)
+{
+	return (uint32_t)(np_hash_u64(((uint64_t)parent << 32) | frame) >> 32);
+}
+
+/* Load factor <= 3/4: linear probing stays short, slots stay small. */
+static int node_idx_grow(struct np_stacktab *st)
+{
+	uint32_t size = st->node_slot ? (st->node_mask + 1) * 2 : 1024;
+	uint32_t *ns = calloc(size, sizeof(*ns));
+
+	if (!ns)
+		return -1;
+	for (uint32_t id = 1; id < st->nr_nodes; id++) {
+		uint32_t pos = node_hash(st->nodes[id].parent,
+					 st->nodes[id].frame) & (size - 1);
+
+		while (ns[pos])
+			pos = (pos + 1) & (size - 1);
+		ns[pos] = id + 1;
+	}
+	free(st->node_slot);
+	st->node_slot = ns;
+	st->node_mask = size - 1;
+	return 0;
+}
+
 uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 			   uint32_t frame)
 {
-	uint64_t h = np_hash_u64(((uint64_t)parent << 32) | frame);
-	uint32_t pos = np_idx_first(&st->node_idx, h), id;
+	uint32_t pos, id;
 
 	if (parent >= st->nr_nodes || frame >= st->nr_frames)
 		return NP_ID_NONE;
-	while ((id = np_idx_next(&st->node_idx, h, &pos)) != NP_ID_NONE)
-		if (st->nodes[id].parent == parent &&
-		    st->nodes[id].frame == frame)
-			return id;
+	if (st->node_slot) {
+		for (pos = node_hash(parent, frame) & st->node_mask;
+		     st->node_slot[pos]; pos = (pos + 1) & st->node_mask) {
+			id = st->node_slot[pos] - 1;
+			if (st->nodes[id].parent == parent &&
+			    st->nodes[id].frame == frame)
+				return id;
+		}
+	}
 	if (st->nr_nodes == NP_ID_NONE - 1 ||
 	    np_grow((void **)&st->nodes, &st->cap_nodes, st->nr_nodes + 1,
 		    sizeof(*st->nodes)))
 		return NP_ID_NONE;
 	id = st->nr_nodes;
-	if (np_idx_insert(&st->node_idx, h, id))
-		return NP_ID_NONE;
 	st->nodes[id].parent = parent;
 	st->nodes[id].frame = frame;
+	if (!st->node_slot ||
+	    (uint64_t)id * 4 >= ((uint64_t)st->node_mask + 1) * 3) {
+		/* the rehash includes the new node once nr_nodes counts it */
+		st->nr_nodes++;
+		if (node_idx_grow(st)) {
+			st->nr_nodes--;
+			return NP_ID_NONE;
+		}
+		return id;
+	}
+	pos = node_hash(parent, frame) & st->node_mask;
+	while (st->node_slot[pos])
+		pos = (pos + 1) & st->node_mask;
+	st->node_slot[pos] = id + 1;
 	st->nr_nodes++;
 	return id;
 }

@@ -228,7 +228,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 {
 	const struct np_stacktab *st = np_agg_stacktab(a);
 	uint32_t gn = np_stacktab_nr_nodes(st), gf = np_stacktab_nr_frames(st);
-	uint32_t gs = np_stacktab_nr_strs(st), nr_ents, *lnode_g = NULL;
+	uint32_t gs = np_stacktab_nr_strs(st), nr_ents;
 	uint32_t *lframe_g = NULL, *lstr_g = NULL;
 	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
 	struct np_agg_entry *sorted = NULL;
@@ -260,17 +260,15 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	}
 	/* Local ids in global order, so a parent always precedes its child
 	 * (globally parents are created first). */
-	lnode_g = malloc(gn * sizeof(*lnode_g));
 	lframe_g = malloc((gf ? gf : 1) * sizeof(*lframe_g));
 	lstr_g = malloc((gs ? gs : 1) * sizeof(*lstr_g));
-	if (!lnode_g || !lframe_g || !lstr_g)
+	if (!lframe_g || !lstr_g)
 		goto out;
 	for (uint32_t n = 1; n < gn; n++) {
 		uint32_t p, f;
 
 		if (!m.node[n])
 			continue;
-		lnode_g[m.nr_nodes] = n;
 		m.node[n] = ++m.nr_nodes;	/* local id, 1-based */
 		np_stacktab_node(st, n, &p, &f);
 		if (!m.frame[f]) {
@@ -322,17 +320,22 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	}
 	for (uint32_t i = 0; i < m.nr_frames; i++)
 		put_var(&b, np_stacktab_frame_get(st, lframe_g[i])->offset);
-	/* nodes: id - parent (1..id), then frame */
-	for (uint32_t i = 0; i < m.nr_nodes; i++) {
+	/* nodes: id - parent (1..id), then frame; local ids follow global
+	 * order, so walking the marked global nodes visits them in order */
+	for (uint32_t n = 1; n < gn; n++) {
 		uint32_t p, f;
 
-		np_stacktab_node(st, lnode_g[i], &p, &f);
-		put_var(&b, (i + 1) - (p == NP_STACK_EMPTY ? 0 : m.node[p]));
+		if (!m.node[n])
+			continue;
+		np_stacktab_node(st, n, &p, &f);
+		put_var(&b, m.node[n] - (p == NP_STACK_EMPTY ? 0 : m.node[p]));
 	}
-	for (uint32_t i = 0; i < m.nr_nodes; i++) {
+	for (uint32_t n = 1; n < gn; n++) {
 		uint32_t p, f;
 
-		np_stacktab_node(st, lnode_g[i], &p, &f);
+		if (!m.node[n])
+			continue;
+		np_stacktab_node(st, n, &p, &f);
 		put_var(&b, m.frame[f] - 1);
 	}
 	/* records, sorted: pid delta, comm, cpu+1, stack delta, count */
@@ -395,7 +398,6 @@ out:
 	free(m.node);
 	free(m.frame);
 	free(m.str);
-	free(lnode_g);
 	free(lframe_g);
 	free(lstr_g);
 	free(sorted);
