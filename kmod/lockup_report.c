@@ -270,6 +270,22 @@ void np_report_recovered(u64 stuck_ns, pid_t tid, const char *comm)
 	if (!rec)
 		return;
 	rec->tid = tid;
-	memcpy(rec->comm, comm, sizeof(rec->comm));
+	if (comm)
+		memcpy(rec->comm, comm, sizeof(rec->comm));
 	np_ring_commit(&h);
+}
+
+void np_report_silent(int cpu, u64 stuck_ns)
+{
+	u64 secs = stuck_ns;
+	u32 ms = do_div(secs, NSEC_PER_SEC) / NSEC_PER_MSEC;
+	bool locked = np_uart_lock();
+
+	np_report_line(true,
+		       "nmiprof: hard LOCKUP on CPU %d, interrupts off for %llu.%03u s; it does not answer NMIs, no registers or backtrace\n",
+		       cpu, secs, ms);
+	if (locked)
+		np_uart_unlock();
+	/* The owner is stuck and not in NMI: nobody else writes it now. */
+	per_cpu_ptr(&np_stats, cpu)->lockups++;
 }

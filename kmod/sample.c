@@ -14,6 +14,7 @@
  * no printk; the walks are bounded by the configured depths.
  */
 #include <linux/percpu.h>
+#include <linux/hardirq.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/string.h>
@@ -139,7 +140,8 @@ void np_sample(struct pt_regs *regs, u16 flags)
 	u64 seq;
 
 	seq = np_ring_next_seq(r);
-	flags |= NMIPROF_RF_IN_NMI;
+	if (in_nmi())
+		flags |= NMIPROF_RF_IN_NMI;
 	if (user_mode(regs))
 		flags |= NMIPROF_RF_USER_MODE;
 	else

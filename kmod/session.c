@@ -21,6 +21,7 @@
 #include <nmiprof/nmiprof_abi.h>
 
 #include "entry_check.h"
+#include "latch_selftest.h"
 #include "ring.h"
 #include "session.h"
 #include "source.h"
@@ -134,11 +135,15 @@ static int np_cpu_online(unsigned int cpu)
 		np_ipi_cpu_start(cpu, np_sess.freq_hz);
 		break;
 	}
+	np_latch_selftest_cpu_start(cpu);
 	return 0;
 }
 
 static int np_cpu_offline(unsigned int cpu)
 {
+	if (!cpumask_test_cpu(cpu, np_sess.cpus))
+		return 0;
+	np_latch_selftest_cpu_stop(cpu);
 	switch (np_sess.source) {
 	case NMIPROF_SRC_PMU:
 		np_pmu_cpu_stop(cpu);

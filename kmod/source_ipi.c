@@ -20,6 +20,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/atomic.h>
+#include <linux/ktime.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
 
@@ -29,19 +30,23 @@
 static DEFINE_PER_CPU(struct hrtimer, np_ipi_timer);
 static DEFINE_PER_CPU(atomic_t, np_ipi_pending);	/* IPIs sent, unclaimed */
 static DEFINE_PER_CPU(int, np_ipi_owed);		/* see np_ipi_nmi() */
+static DEFINE_PER_CPU(u64, np_ipi_owed_until);
 static struct cpumask np_ipi_cpus;	/* CPUs whose timer runs */
 static u64 np_ipi_period_ns;
 
 /*
  * Claim every IPI counted so far and sample once.  When that was more than
- * one IPI, the NMIs of the others may have collapsed into this one or may
- * still be on their way (the sender counts before it writes the ICR, and a
- * vCPU can stall in between); each of those later NMIs finds no count.
- * They are ours, so np_ipi_owed lets exactly that many through as handled
- * without a sample, until the next counted IPI resets it.  This is the
- * kernel's own back-to-back "swallow" logic, without requiring the late
- * NMI to hit the same instruction.
+ * one IPI, the NMIs of the others may have collapsed into this one (a CPU
+ * latches at most one pending NMI) or may still be on their way (the
+ * sender counts before it writes the ICR, and a vCPU can stall in
+ * between); such a late NMI finds no count.  It is ours, so np_ipi_owed
+ * lets that many through as handled, without a sample, for a short time:
+ * the kernel's back-to-back "swallow" logic, without requiring the late
+ * NMI to hit the same instruction.  Owed NMIs that collapsed never come;
+ * the deadline keeps them from hiding a genuine unknown NMI for long.
  */
+#define NP_IPI_OWED_NS	(50 * NSEC_PER_MSEC)
+
 static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 {
 	atomic_t *pending = this_cpu_ptr(&np_ipi_pending);
@@ -51,15 +56,22 @@ static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 	if (atomic_read(pending))
 		n = atomic_xchg(pending, 0);
 	if (n) {
-		this_cpu_write(np_ipi_owed, n - 1);
+		if (n > 1) {
+			this_cpu_add(np_ipi_owed, n - 1);
+			this_cpu_write(np_ipi_owed_until,
+				       ktime_get_mono_fast_ns() + NP_IPI_OWED_NS);
+		}
 		np_on_nmi(regs, 0);
 		return NMI_HANDLED;
 	}
-	if (this_cpu_read(np_ipi_owed)) {
-		this_cpu_dec(np_ipi_owed);
-		return NMI_HANDLED;
+	if (!this_cpu_read(np_ipi_owed))
+		return NMI_DONE;
+	if (ktime_get_mono_fast_ns() > this_cpu_read(np_ipi_owed_until)) {
+		this_cpu_write(np_ipi_owed, 0);
+		return NMI_DONE;
 	}
-	return NMI_DONE;
+	this_cpu_dec(np_ipi_owed);
+	return NMI_HANDLED;
 }
 
 static int np_ipi_buddy(int cpu)

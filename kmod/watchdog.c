@@ -18,6 +18,14 @@
  * where every handler is called, and unclaimed ones through NMI_UNKNOWN.
  * Neither is claimed by the self-check.
  *
+ * A report needs the CPU caught with interrupts disabled: with IF set in
+ * the interrupted context the heartbeat was late because the CPU did not
+ * run (a hypervisor preempted it), not because it ignores interrupts.
+ * For the same reason a checker that did not run for a threshold itself
+ * judges nobody on its first tick back.  A CPU that does not answer the
+ * NMI within another threshold (stuck in an NMI handler, or in firmware)
+ * is reported by its buddy, without registers.
+ *
  * An episode is reported once.  The CPU's next heartbeat ends it: the
  * recovery line, a NMIPROF_LF_RECOVERED record and the trace events are
  * written from its hrtimer callback, never from NMI.  A healthy buddy
@@ -86,6 +94,13 @@ MODULE_PARM_DESC(watchdog_panic, "Panic after the lockup report");
 /* How long a panicking CPU waits for the other CPUs' backtraces. */
 #define NP_WD_BT_WAIT_MS	10000
 
+/* How far a buddy got with a stuck CPU in this episode. */
+enum np_wd_kick {
+	NP_WD_KICK_NONE,
+	NP_WD_KICK_SENT,	/* NMI IPI sent */
+	NP_WD_KICK_SILENT,	/* no answer; the buddy reported it */
+};
+
 enum np_wd_state {
 	NP_WD_OK,		/* no episode */
 	NP_WD_REPORTING,	/* this CPU's NMI is writing the report */
@@ -97,7 +112,7 @@ struct np_wd_cpu {
 	u64		beat_ns;	/* last heartbeat, mono fast clock */
 	atomic_t	nmi_pending;	/* our NMI IPI is on its way */
 	atomic_t	bt_request;	/* 1 + CPU that wants our backtrace */
-	atomic_t	kicked;		/* this episode's NMI IPI was sent */
+	atomic_t	kicked;		/* enum np_wd_kick */
 	int		state;		/* enum np_wd_state, owned by this CPU */
 	atomic_t	traced;		/* episode's trace event emitted */
 
@@ -177,14 +192,30 @@ static void np_wd_check_buddy(int cpu, u64 now)
 		np_wd_trace_lockup(b, buddy);
 		return;
 	}
-	if (atomic_xchg(&b->kicked, 1))
-		return;			/* once per episode */
-	atomic_set(&b->nmi_pending, 1);
-	/* Pairs with atomic_xchg() in np_wd_nmi(): the flag is visible
-	 * before the NMI can arrive.
-	 */
-	smp_mb__after_atomic();
-	apic->send_IPI(buddy, NMI_VECTOR);
+	switch (atomic_read(&b->kicked)) {
+	case NP_WD_KICK_NONE:
+		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_NONE,
+				   NP_WD_KICK_SENT) != NP_WD_KICK_NONE)
+			return;		/* another checker, during hotplug */
+		atomic_set(&b->nmi_pending, 1);
+		/* Pairs with atomic_xchg() in np_wd_nmi(): the flag is
+		 * visible before the NMI can arrive.
+		 */
+		smp_mb__after_atomic();
+		apic->send_IPI(buddy, NMI_VECTOR);
+		break;
+	case NP_WD_KICK_SENT:
+		/*
+		 * No report a threshold after our NMI: the CPU does not take
+		 * NMIs (it is stuck in an NMI handler, or in firmware).  Say
+		 * so from here; only it could read its registers and stack.
+		 */
+		if (age > 2 * (s64)np_wd_thresh_ns &&
+		    atomic_cmpxchg(&b->kicked, NP_WD_KICK_SENT,
+				   NP_WD_KICK_SILENT) == NP_WD_KICK_SENT)
+			np_report_silent(buddy, age);
+		break;
+	}
 }
 
 static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
@@ -192,18 +223,28 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
 	int cpu = smp_processor_id();
 	u64 now = ktime_get_mono_fast_ns();
+	u64 prev = w->beat_ns;
+	int kick;
 
 	/*
 	 * The heartbeat first: from here on our own NMI self-check finds
 	 * us alive, so an episode can only end, not start, below.
 	 */
 	WRITE_ONCE(w->beat_ns, now);
-	atomic_set(&w->kicked, 0);
+	kick = atomic_xchg(&w->kicked, NP_WD_KICK_NONE);
 	barrier();
 	if (READ_ONCE(w->state) == NP_WD_REPORTED)
 		np_wd_recovered(w, cpu, now);
+	else if (kick == NP_WD_KICK_SILENT)
+		np_report_recovered(now - prev, 0, NULL);
 
-	np_wd_check_buddy(cpu, now);
+	/*
+	 * A checker that did not run for a threshold itself (a paused or
+	 * preempted VM, or it was the stuck one) has no fresh view of its
+	 * buddy: everybody's heartbeat is late.  Judge next period.
+	 */
+	if (now - prev <= np_wd_thresh_ns)
+		np_wd_check_buddy(cpu, now);
 	hrtimer_forward_now(timer, ns_to_ktime(np_wd_period_ns));
 	return HRTIMER_RESTART;
 }
@@ -246,12 +287,24 @@ static void np_wd_self_check(struct pt_regs *regs)
 	u64 beat;
 	s64 age;
 
-	if (!cpumask_test_cpu(cpu, &np_wd_active) || w->state != NP_WD_OK)
-		return;
+	if (!cpumask_test_cpu(cpu, &np_wd_active) || w->state != NP_WD_OK ||
+	    atomic_read(&w->kicked) == NP_WD_KICK_SILENT)
+		return;			/* not watched, or already reported */
 	beat = READ_ONCE(w->beat_ns);
 	age = ktime_get_mono_fast_ns() - beat;
 	if (age <= (s64)np_wd_thresh_ns)
 		return;
+	/*
+	 * Interrupts are on where we interrupted: a pending timer interrupt
+	 * is taken as soon as we return, so this is no hard lockup.  The
+	 * heartbeat was late because this CPU did not run at all (a
+	 * hypervisor preempted it) or has only just re-enabled interrupts.
+	 * Let the buddy ask again next period if it stays late.
+	 */
+	if (!regs_irqs_disabled(regs)) {
+		atomic_cmpxchg(&w->kicked, NP_WD_KICK_SENT, NP_WD_KICK_NONE);
+		return;
+	}
 
 	w->state = NP_WD_REPORTING;	/* no second report from a nested NMI */
 	w->since_ns = beat;
@@ -319,7 +372,7 @@ static bool np_wd_touch_on;
 /* cpuhp, runs on @cpu: start its heartbeat. */
 static int np_wd_cpu_online(unsigned int cpu)
 {
-	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+	struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
 
 	if (!cpumask_test_cpu(cpu, &np_wd_cfg.cpus))
 		return 0;
@@ -340,7 +393,7 @@ static int np_wd_cpu_online(unsigned int cpu)
 static int np_wd_cpu_offline(unsigned int cpu)
 {
 	cpumask_clear_cpu(cpu, &np_wd_active);
-	hrtimer_cancel(this_cpu_ptr(&np_wd.timer));
+	hrtimer_cancel(per_cpu_ptr(&np_wd.timer, cpu));
 	return 0;
 }
 
