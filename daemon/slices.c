@@ -111,6 +111,7 @@ void npd_slices_lost(struct npd_slices *sl, uint64_t lost)
 static int npd_slices_write(struct npd_slices *sl, uint64_t end_ns)
 {
 	char err[256];
+	uint64_t t0;
 
 	if (np_agg_samples(sl->agg) == 0 && np_agg_lost_count(sl->agg) == 0)
 		goto next;	/* nothing happened: no empty segment */
@@ -120,12 +121,16 @@ static int npd_slices_write(struct npd_slices *sl, uint64_t end_ns)
 			goto fail;
 		np_info("store %s reopened", sl->dir);
 	}
+	t0 = npd_mono_ns();
 	if (np_store_write(sl->store, sl->agg, sl->start_ns, end_ns,
 			   err, sizeof(err)) < 0)
 		goto fail;
+	/* The drain waited this long: the rings must absorb it. */
 	np_dbg("slice %" PRIu64 "..%" PRIu64 ": %" PRIu64 " samples, %"
-	       PRIu64 " lost", sl->start_ns / NS_PER_SEC, end_ns / NS_PER_SEC,
-	       np_agg_samples(sl->agg), np_agg_lost_count(sl->agg));
+	       PRIu64 " lost, written in %" PRIu64 " ms",
+	       sl->start_ns / NS_PER_SEC, end_ns / NS_PER_SEC,
+	       np_agg_samples(sl->agg), np_agg_lost_count(sl->agg),
+	       (npd_mono_ns() - t0) / 1000000);
 	if (sl->write_failing)
 		np_info("store writes work again: the pending slices were written as one");
 	sl->write_failing = 0;
