@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "np_backend.h"
+#include "np_ctl.h"
 #include "np_symbols.h"
 
 #define TOP_DECAY	(7.0 / 8.0)	/* per refresh, as perf top */
@@ -50,14 +51,19 @@ void usage_top(FILE *out)
 		"      --no-decay         start with decay off (key d toggles it)\n"
 		"      --stdio            print the table every refresh, no full screen\n"
 		"      --once             sample one period, print the table, exit\n"
+		"      --daemon           rows from a running nmiprofd (innermost frames\n"
+		"                         only: no pid/comm columns, no call graph)\n"
+		"      --socket PATH      nmiprofd's socket (default %s)\n"
+		"      --window SECS      --daemon: seconds the rows cover (default 10)\n"
 		"  -h, --help             this text\n\n"
 		"Keys: Up/Down/PgUp/PgDn/Home/End move, Enter expands callers and callees,\n"
 		"s cycles the sort key, k/u toggle kernel/user frames, c/p/t filter by\n"
 		"CPU/pid/comm, / searches symbols, z zeroes, d toggles decay, P pauses,\n"
-		"h shows help, q quits.\n", TOP_STDIO_ROWS);
+		"h shows help, q quits.\n", TOP_STDIO_ROWS, NP_CTL_DEFAULT_SOCKET);
 }
 
-enum { OPT_BACKEND = 256, OPT_STDIO, OPT_ONCE, OPT_NO_DECAY };
+enum { OPT_BACKEND = 256, OPT_STDIO, OPT_ONCE, OPT_NO_DECAY, OPT_DAEMON,
+       OPT_SOCKET, OPT_WINDOW };
 
 static const struct option top_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -72,6 +78,9 @@ static const struct option top_opts[] = {
 	{ "no-decay", no_argument, NULL, OPT_NO_DECAY },
 	{ "stdio", no_argument, NULL, OPT_STDIO },
 	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "daemon", no_argument, NULL, OPT_DAEMON },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -88,6 +97,9 @@ struct top {
 	uint64_t events_lost, add_failed;
 	int decay, paused;
 	int target_gone;		/* -p PID exited */
+	struct top_daemon *daemon;	/* --daemon: rows from nmiprofd */
+	uint32_t window_s;		/* --daemon: seconds the rows cover */
+	int64_t pid_opt;		/* -p: with --daemon, a pid filter */
 	unsigned delay_s;
 	uint32_t freq_hz;		/* asked of the backend, per CPU */
 	size_t stdio_rows;
@@ -102,7 +114,7 @@ struct top {
 	} exp;
 	enum prompt_kind prompt;
 	char input[64];
-	char message[160];
+	char message[256];
 };
 
 /* ---- sampling ------------------------------------------------------ */
@@ -175,8 +187,11 @@ static int pump(struct top *t, int ms)
 {
 	int ret;
 
-	if (t->target_gone) {
-		/* Nothing more will come: keep the last view up for reading. */
+	if (t->target_gone || t->daemon) {
+		/*
+		 * Nothing to drain: the process is gone (keep the last view up
+		 * for reading), or the daemon is asked at each refresh.
+		 */
 		usleep((useconds_t)ms * 1000);
 		return 0;
 	}
@@ -190,6 +205,21 @@ static int pump(struct top *t, int ms)
 	return ret < 0 && ret != -EINTR ? ret : 0;
 }
 
+/* --daemon: this refresh's rows.  0, or -1 with t->message set. */
+static int daemon_refresh(struct top *t)
+{
+	char err[200];
+
+	if (!t->daemon)
+		return 0;
+	if (top_daemon_fill(t->daemon, &t->filter, t->window_s, t->tv, err,
+			    sizeof(err))) {
+		snprintf(t->message, sizeof(t->message), "nmiprofd: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2)
 {
 	struct np_backend_stats st;
@@ -197,8 +227,12 @@ static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2
 	size_t off = 0;
 
 	memset(&st, 0, sizeof(st));
-	np_backend_stats(t->b, &st);
-	snprintf(l1, n1, "nmiprof top  backend: %s (%s)  %u Hz  CPUs: %u  samples: %llu  "
+	if (t->daemon)
+		top_daemon_header(t->daemon, topview_total(t->tv), l1, n1);
+	else
+		np_backend_stats(t->b, &st);
+	if (!t->daemon)
+		snprintf(l1, n1, "nmiprof top  backend: %s (%s)  %u Hz  CPUs: %u  samples: %llu  "
 		 "lost: %llu  shown: %.0f",
 		 st.backend ? st.backend : np_backend_name(t->b),
 		 st.source ? st.source : "?", t->freq_hz, st.nr_cpus,
@@ -220,7 +254,7 @@ static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2
 		 tv_sort_name(t->sort),
 		 t->filter.kernel && t->filter.user ? "kernel+user" :
 		 t->filter.kernel ? "kernel" : "user",
-		 t->decay ? "on" : "off", t->delay_s,
+		 t->daemon ? "n/a" : t->decay ? "on" : "off", t->delay_s,
 		 filt[0] ? "  filter:" : "", filt, t->paused ? "  [PAUSED]" : "",
 		 t->target_gone ? "  [process exited]" : "");
 }
@@ -232,8 +266,10 @@ static int run_stdio(struct top *t, int once)
 	struct cli_table_opts to = { .max_rows = t->stdio_rows };
 	char l1[256], l2[256];
 
-	for (;;) {
-		uint64_t end = mono_ms() + (uint64_t)t->delay_s * 1000;
+	for (int first = 1;; first = 0) {
+		/* The daemon has its window ready: no need to wait first. */
+		uint64_t end = t->daemon && first ? 0 :
+			       mono_ms() + (uint64_t)t->delay_s * 1000;
 
 		while (!cli_interrupted() && mono_ms() < end) {
 			int ret = pump(t, TOP_POLL_MS * 4);
@@ -242,6 +278,10 @@ static int run_stdio(struct top *t, int once)
 				cli_error("top", "reading samples: %s", strerror(-ret));
 				return EXIT_FAILURE_RT;
 			}
+		}
+		if (daemon_refresh(t)) {
+			cli_error("top", "%s", t->message);
+			return EXIT_NO_DAEMON;
 		}
 		topview_sort(t->tv, t->sort);
 		header_lines(t, l1, sizeof(l1), l2, sizeof(l2));
@@ -252,7 +292,7 @@ static int run_stdio(struct top *t, int once)
 		if (once || cli_interrupted() || t->target_gone)
 			return EXIT_OK;
 		putchar('\n');
-		if (t->decay)
+		if (t->decay && !t->daemon)
 			topview_decay(t->tv, TOP_DECAY);
 	}
 }
@@ -417,9 +457,18 @@ static void expand_toggle(struct top *t)
 
 static void apply_filter(struct top *t)
 {
-	if (topview_set_filter(t->tv, &t->filter))
+	struct tv_filter f = t->filter;
+
+	if (t->daemon) {
+		/* The daemon filters cpu, pid and comm; rows carry neither. */
+		f.cpu = -1;
+		f.pid = -1;
+		f.comm[0] = 0;
+	}
+	if (topview_set_filter(t->tv, &f))
 		snprintf(t->message, sizeof(t->message), "out of memory applying the filter");
 	t->cursor = t->scroll = 0;
+	daemon_refresh(t);
 }
 
 static void prompt_commit(struct top *t)
@@ -563,15 +612,23 @@ static int key(struct top *t, int ch)
 		start_prompt(t, PROMPT_SEARCH);
 		break;
 	case 'z':
+	case 'd':
+		if (t->daemon) {
+			snprintf(t->message, sizeof(t->message), "%s: not with --daemon "
+				 "(the daemon's %us window decides)",
+				 ch == 'z' ? "zero" : "decay", t->window_s);
+			break;
+		}
+		if (ch == 'd') {
+			t->decay = !t->decay;
+			snprintf(t->message, sizeof(t->message), "decay %s",
+				 t->decay ? "on" : "off");
+			break;
+		}
 		topview_zero(t->tv);
 		t->cursor = t->scroll = 0;
 		t->expanded = 0;
 		snprintf(t->message, sizeof(t->message), "zeroed");
-		break;
-	case 'd':
-		t->decay = !t->decay;
-		snprintf(t->message, sizeof(t->message), "decay %s",
-			 t->decay ? "on" : "off");
 		break;
 	case 'P':
 		t->paused = !t->paused;
@@ -609,6 +666,7 @@ static int run_screen(struct top *t)
 	nodelay(stdscr, TRUE);
 	set_escdelay(25);
 	curs_set(0);
+	daemon_refresh(t);
 	draw(t);
 
 	while (!cli_interrupted()) {
@@ -625,6 +683,7 @@ static int run_screen(struct top *t)
 		}
 		if (mono_ms() >= next && !t->paused) {
 			next = mono_ms() + (uint64_t)t->delay_s * 1000;
+			daemon_refresh(t);
 			draw(t);
 			dirty = 0;
 			/* After drawing: the screen shows what was sampled. */
@@ -644,11 +703,47 @@ quit:
 	return EXIT_OK;
 }
 
+static int top_with_daemon(struct top *t, const char *sock, int stdio, int once)
+{
+	char err[512];
+	int ret;
+
+	t->daemon = top_daemon_open(sock, err, sizeof(err));
+	if (!t->daemon) {
+		cli_error("top", "%s", err);
+		return EXIT_NO_DAEMON;
+	}
+	if (!t->window_s)
+		t->window_s = 10;
+	if (t->pid_opt > 0)
+		t->filter.pid = t->pid_opt;
+	t->decay = 0;
+	t->tv = topview_new();
+	if (!t->tv) {
+		cli_error("top", "out of memory");
+		top_daemon_close(t->daemon);
+		return EXIT_FAILURE_RT;
+	}
+	cli_catch_signals();
+	apply_filter(t);		/* also the first query */
+	if (t->message[0] && (stdio || once)) {
+		cli_error("top", "%s", t->message);
+		ret = EXIT_NO_DAEMON;
+	} else {
+		t->message[0] = 0;
+		ret = stdio || once ? run_stdio(t, once) : run_screen(t);
+	}
+	top_daemon_close(t->daemon);
+	topview_free(t->tv);
+	return ret;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct np_backend_opts bo;
 	struct top t;
-	int opt, stdio = 0, once = 0, ret;
+	int opt, stdio = 0, once = 0, use_daemon = 0, local_opts = 0, ret;
+	const char *sock = NULL;
 	char err[512];
 	uint64_t v;
 
@@ -668,14 +763,17 @@ int cmd_top(int argc, char **argv)
 				return cli_usage_error("top", "bad frequency '%s' (1..%u)",
 						       optarg, NMIPROF_MAX_FREQ);
 			bo.freq_hz = (uint32_t)v;
+			local_opts = 1;
 			break;
 		case 'p':
 			if (cli_parse_u64(optarg, 1, INT32_MAX, &v))
 				return cli_usage_error("top", "bad pid '%s'", optarg);
 			bo.pid = (int)v;
+			t.pid_opt = (int64_t)v;
 			break;
 		case 'C':
 			bo.cpus = optarg;
+			local_opts = 1;
 			break;
 		case 'd':
 			if (cli_parse_u64(optarg, 1, 3600, &v))
@@ -686,6 +784,7 @@ int cmd_top(int argc, char **argv)
 			if (cli_parse_backend(optarg) < 0)
 				return cli_usage_error("top", "unknown backend '%s'", optarg);
 			bo.kind = (enum np_backend_kind)cli_parse_backend(optarg);
+			local_opts = 1;
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 1, 1000000, &v))
@@ -715,6 +814,17 @@ int cmd_top(int argc, char **argv)
 		case OPT_ONCE:
 			once = 1;
 			break;
+		case OPT_DAEMON:
+			use_daemon = 1;
+			break;
+		case OPT_SOCKET:
+			sock = optarg;
+			break;
+		case OPT_WINDOW:
+			if (cli_parse_u64(optarg, 1, 86400, &v))
+				return cli_usage_error("top", "bad window '%s'", optarg);
+			t.window_s = (uint32_t)v;
+			break;
 		case 'h':
 			usage_top(stdout);
 			return EXIT_OK;
@@ -730,6 +840,13 @@ int cmd_top(int argc, char **argv)
 		return cli_usage_error("top", "unexpected argument '%s'", argv[optind]);
 	if (!stdio && !once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		return cli_usage_error("top", "not a terminal: use --stdio or --once");
+	if (use_daemon && local_opts)
+		return cli_usage_error("top", "-F, -C and --backend configure a local "
+				       "backend: not with --daemon");
+	if (!use_daemon && (sock || t.window_s))
+		return cli_usage_error("top", "--socket and --window need --daemon");
+	if (use_daemon)
+		return top_with_daemon(&t, sock, stdio, once);
 
 	t.tv = topview_new();
 	t.syms = np_symbolizer_new(err, sizeof(err));

@@ -20,10 +20,14 @@ add_test(NAME cli_top_tmux COMMAND sh ${NMIPROF_CLI_TESTS}/top_tmux.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top)
 add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/record)
+add_test(NAME cli_top_daemon COMMAND sh ${NMIPROF_CLI_TESTS}/top_daemon.sh
+  $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
+  ${NMIPROF_CLI_WORK}/top_daemon)
 set_tests_properties(cli_golden cli_pprof cli_malformed cli_top_tmux cli_record
-  PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+  cli_top_daemon PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
-set_tests_properties(cli_top_tmux cli_record PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(cli_top_tmux cli_record cli_top_daemon
+  PROPERTIES RUN_SERIAL TRUE)
 
 # Benchmark: the cost of one top refresh over 100k rows (prints figures).
 add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topview.c)

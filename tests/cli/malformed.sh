@@ -88,6 +88,9 @@ expect 1 lockups lockups show
 expect 1 lockups lockups frobnicate
 expect 5 lockups lockups --store "$WORK" show no-such-lockup
 expect 1 status status --bogus
+expect 2 top top --daemon --socket "$WORK/no-such.sock" --once
+expect 1 top top --daemon -F 99 --once
+expect 1 top top --window 5 --once
 "$NMIPROF" nosuchcmd >/dev/null 2>err.txt
 [ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] || { echo "FAIL: unknown command"; fail=1; }
 "$NMIPROF" lockups --store "$WORK" list >out.txt 2>err.txt ||
