@@ -202,7 +202,7 @@ static void start_daemon(const struct paths *p, const char *slice_s)
 {
 	const char *argv[] = {
 		nmiprofd_bin, "-c", p->conf, "-s", p->store, "-S", p->sock,
-		"--slice-seconds", slice_s, "--backend", "libperf", NULL,
+		"--slice-seconds", slice_s, NULL,
 	};
 	char err[256] = "";
 
@@ -419,7 +419,7 @@ static void test_reload(const struct paths *p)
 	uint64_t before;
 	int i;
 
-	write_file(p->conf, "# reloaded\nfrequency = 199\nlog_level = debug\n");
+	write_file(p->conf, "# reloaded\nfrequency = 199\nlog_level = debug\nbackend = libperf\n");
 	kill(daemon_pid, SIGHUP);
 	for (i = 0; i < 30; i++) {
 		if (get_status(p, &st) == 0 && st.freq_hz == 199)
@@ -433,6 +433,27 @@ static void test_reload(const struct paths *p)
 	check(i == 0 && st.samples > before,
 	      "SIGHUP: sampling goes on with the new backend", "%llu -> %llu",
 	      (unsigned long long)before, (unsigned long long)st.samples);
+
+	/*
+	 * A backend that cannot open (no nmiprof.ko here): the previous
+	 * settings come back and sampling goes on.
+	 */
+	if (access("/dev/nmiprof", F_OK)) {
+		write_file(p->conf, "frequency = 1000\nbackend = kmod\n");
+		kill(daemon_pid, SIGHUP);
+		msleep(800);
+		i = get_status(p, &st);
+		check(i == 0 && !strcmp(st.backend, "libperf") && st.freq_hz == 199,
+		      "SIGHUP to an unavailable backend: previous one restored",
+		      "%s at %u Hz", st.backend, st.freq_hz);
+		before = st.samples;
+		msleep(1000);
+		i = get_status(p, &st);
+		check(i == 0 && st.samples > before,
+		      "SIGHUP to an unavailable backend: sampling goes on",
+		      "%llu -> %llu", (unsigned long long)before,
+		      (unsigned long long)st.samples);
+	}
 
 	write_file(p->conf, "frequency = banana\n");
 	kill(daemon_pid, SIGHUP);
@@ -552,7 +573,7 @@ static void test_kill9(void)
 	int status;
 
 	make_paths(&p, "k9");
-	write_file(p.conf, "frequency = 499\n");
+	write_file(p.conf, "frequency = 499\nbackend = libperf\n");
 	start_daemon(&p, "1");
 	/* Slices end on whole seconds: 3.5 s leaves >= 2 done, one half full. */
 	msleep(3500);
@@ -601,7 +622,8 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		fatal(NULL, "mkdtemp: %s", strerror(errno));
 	make_paths(&p, "d");
-	write_file(p.conf, "# e2e\nfrequency = 499\nuser_stacks = yes\n");
+	/* The backend is set in the file, not by flag: reloads may change it. */
+	write_file(p.conf, "# e2e\nfrequency = 499\nuser_stacks = yes\nbackend = libperf\n");
 	start_daemon(&p, "2");
 	/* Started after the daemon: its exec and mmaps come as side-band. */
 	hot_argv[0] = hot_bin;
