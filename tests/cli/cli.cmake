@@ -23,8 +23,17 @@ add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
 add_test(NAME cli_top_daemon COMMAND sh ${NMIPROF_CLI_TESTS}/top_daemon.sh
   $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
   ${NMIPROF_CLI_WORK}/top_daemon)
+# The svg's embedded script run by node against a DOM stand-in (Debian's
+# nodejs); the svg is the golden one, which cli_golden keeps current.
+find_program(NMIPROF_NODE NAMES node nodejs)
+if(NMIPROF_NODE)
+  add_test(NAME cli_svg_js COMMAND ${NMIPROF_NODE} ${NMIPROF_CLI_TESTS}/svg_js.js
+    ${NMIPROF_CLI_TESTS}/golden/export_svg.txt)
+else()
+  add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
+endif()
 set_tests_properties(cli_golden cli_pprof cli_malformed cli_top_tmux cli_record
-  cli_top_daemon PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+  cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
 set_tests_properties(cli_top_tmux cli_record cli_top_daemon
   PROPERTIES RUN_SERIAL TRUE)
