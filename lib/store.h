@@ -133,11 +133,12 @@ void np_store_opts_init(struct np_store_opts *o);
  * directory), deletes temp files a crash left, reconciles the index. */
 struct np_store *np_store_open(const struct np_store_opts *o,
 			       char *err, size_t errlen);
-/* Write a's slice as one segment (crash-safe), then apply retention.
- * now_ns is the realtime clock used for age retention (0: read it). */
+/* Write a's slice as one segment (crash-safe: temp, fdatasync, rename,
+ * fsync dir), then apply retention against the realtime clock. */
 int np_store_write(struct np_store *s, const struct np_agg *a,
 		   uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen);
-/* Retention alone (also run by np_store_write). */
+/* Retention alone (also run by np_store_write); now_ns 0: read the
+ * realtime clock. */
 int np_store_prune(struct np_store *s, uint64_t now_ns);
 /* Total bytes of segments and lockups the store holds. */
 uint64_t np_store_bytes(const struct np_store *s);
