@@ -121,6 +121,7 @@ struct cli_table_opts {
 	size_t max_rows;	/* 0: all */
 	double percent_limit;	/* hide rows whose overhead is below, in % */
 	int callgraph;		/* -g: callers and callees under each row */
+	int chains;		/* --chains: call chains of each row's self samples */
 	size_t graph_max;	/* per direction, default 5 */
 };
 
@@ -132,6 +133,9 @@ void cli_format_header(char *buf, size_t len, size_t width);
 void cli_print_table(FILE *out, struct topview *tv,
 		     const struct cli_table_opts *o);
 const char *cli_basename(const char *path);
+/* Rows with the call chains their self samples came through (callchains.c). */
+void cli_print_chains(FILE *out, struct topview *tv,
+		      const struct tv_row *const *rows, size_t nr, size_t max);
 
 /* ---- sampling (top, record) --------------------------------------- */
 

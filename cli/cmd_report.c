@@ -15,7 +15,8 @@ void usage_report(FILE *out)
 	fprintf(out,
 		"Usage: nmiprof report [-i FILE | [--store DIR] [--since T] [--until T]]\n"
 		"                      [-s KEY] [--pid PID] [--comm NAME] [--cpu N]\n"
-		"                      [--kernel | --user] [-g] [--percent-limit PCT] [-n ROWS]\n\n"
+		"                      [--kernel | --user] [-g | --chains] [--percent-limit PCT]\n"
+		"                      [-n ROWS]\n\n"
 		"Print the hot-spot table of a profile recorded with 'nmiprof record',\n"
 		"or of the daemon's store (default %s) between --since and --until.\n\n"
 		"  -i, --input FILE       read FILE instead of the store\n"
@@ -29,12 +30,16 @@ void usage_report(FILE *out)
 		"      --cpu N            only samples taken on CPU N\n"
 		"  -K, --kernel           kernel frames only\n"
 		"  -U, --user             user frames only\n"
-		"  -g, --call-graph       show each row's callers and callees\n"
+		"  -g, --call-graph       show each row's direct callers and callees\n"
+		"      --chains           show the call chains of each row's self samples\n"
+		"                         (rows without self samples are left out)\n"
 		"      --percent-limit PCT  hide rows with less overhead\n"
 		"  -n, --rows N           print at most N rows\n"
 		"  -h, --help             this text\n", NP_STORE_DEFAULT_DIR);
 }
 
+
+enum { OPT_CHAINS = OPT_FIRST_FREE };
 
 static const struct option report_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -48,6 +53,7 @@ static const struct option report_opts[] = {
 	{ "kernel", no_argument, NULL, 'K' },
 	{ "user", no_argument, NULL, 'U' },
 	{ "call-graph", no_argument, NULL, 'g' },
+	{ "chains", no_argument, NULL, OPT_CHAINS },
 	{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
 	{ "rows", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -85,6 +91,9 @@ int cmd_report(int argc, char **argv)
 		case 'g':
 			to.callgraph = 1;
 			break;
+		case OPT_CHAINS:
+			to.chains = 1;
+			break;
 		case OPT_PLIMIT: {
 			char *end;
 			double p = strtod(optarg, &end);
@@ -114,6 +123,8 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
 	if (src.file && (src.store || src.since_ns || src.until_ns))
 		return cli_usage_error("report", "-i FILE excludes --store/--since/--until");
+	if (to.chains && to.callgraph)
+		return cli_usage_error("report", "-g and --chains exclude each other");
 
 	tv = topview_new();
 	if (!tv) {

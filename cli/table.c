@@ -5,6 +5,7 @@
  * parse the others.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -50,6 +51,34 @@ static void print_edges(FILE *out, const char *what, const struct tv_edge *e,
 			cli_basename(e[i].row->dso));
 }
 
+static int row_shown(const struct tv_row *r, double total,
+		     const struct cli_table_opts *o)
+{
+	return !(o->percent_limit > 0 && total > 0 &&
+		 100.0 * r->self / total < o->percent_limit);
+}
+
+/* --chains: only rows with self samples have chains to show. */
+static void print_with_chains(FILE *out, struct topview *tv,
+			      const struct cli_table_opts *o, size_t max)
+{
+	size_t n = topview_nr_rows(tv), k = 0;
+	const struct tv_row **rows = calloc(n ? n : 1, sizeof(*rows));
+
+	if (!rows) {
+		fprintf(out, "# out of memory\n");
+		return;
+	}
+	for (size_t i = 0; i < n && (!o->max_rows || k < o->max_rows); i++) {
+		const struct tv_row *r = topview_row(tv, i);
+
+		if (r->self > 0 && row_shown(r, topview_total(tv), o))
+			rows[k++] = r;
+	}
+	cli_print_chains(out, tv, rows, k, max);
+	free(rows);
+}
+
 void cli_print_table(FILE *out, struct topview *tv,
 		     const struct cli_table_opts *o)
 {
@@ -62,14 +91,17 @@ void cli_print_table(FILE *out, struct topview *tv,
 		max = 64;
 	cli_format_header(line, sizeof(line), 0);
 	fprintf(out, "%s\n", line);
+	if (o->chains) {
+		print_with_chains(out, tv, o, max);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct tv_row *r = topview_row(tv, i);
 		size_t ne;
 
 		if (o->max_rows && i >= o->max_rows)
 			break;
-		if (o->percent_limit > 0 && total > 0 &&
-		    100.0 * r->self / total < o->percent_limit)
+		if (!row_shown(r, total, o))
 			continue;
 		cli_format_row(line, sizeof(line), r, total, 0);
 		fprintf(out, "%s\n", line);

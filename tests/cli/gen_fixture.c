@@ -51,6 +51,8 @@ static const struct stk slice2[] = {
 				       L("__libc_start_main") } },
 	{ 200, 1, "db;writer", 8, 2, { { "/usr/bin/app", NULL, 0x4f2a, 0 }, U("main") } },
 	{ 0, 0, "swapper/0", 12, 2, { K("default_idle"), K("cpu_startup_entry") } },
+	/* compute reached a second way: two call chains, two callers */
+	{ 100, 1, "app", 6, 4, { U("compute"), U("parse"), U("main"), L("__libc_start_main") } },
 };
 
 static int fill(struct np_agg *a, const struct stk *s, size_t n)

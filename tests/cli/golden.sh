@@ -18,6 +18,7 @@ mkdir -p "$WORK"
 # header line is the same wherever the tree lives.
 cases='report_default|report -i fixture.nmp
 report_children_g|report -i fixture.nmp --sort children -g
+report_chains|report -i fixture.nmp --chains
 report_pid|report -i fixture.nmp --pid 200
 report_comm_symbol|report -i fixture.nmp --comm app --sort symbol
 report_kernel|report -i fixture.nmp --kernel
@@ -103,7 +104,7 @@ ns = "{http://www.w3.org/2000/svg}"
 frames = [g for g in root.iter(ns + "g") if g.get("class") == "f"]
 titles = [g.find(ns + "title").text for g in frames]
 assert any(t.startswith("std::vector<int>::push_back ") for t in titles), titles
-assert titles[0] == "all (185 samples, 100.00%)", titles[0]
+assert titles[0] == "all (191 samples, 100.00%)", titles[0]
 assert root.find(ns + "script") is not None
 print("ok   svg parses,", len(frames), "frames")
 PY

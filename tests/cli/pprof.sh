@@ -38,8 +38,8 @@ awk '
 	/^}/ { in_s = 0 }
 	/^period:/ { period = $2 }
 	END {
-		if (sum != 185) bad = "sample sum " sum " != 185"
+		if (sum != 191) bad = "sample sum " sum " != 191"
 		if (period != 10000000) bad = "period " period
 		if (bad) { print "FAIL: " bad; exit 1 }
-		print "ok   pprof: 185 samples, period 10 ms"
+		print "ok   pprof: 191 samples, period 10 ms"
 	}' "$WORK/pprof.txt"
