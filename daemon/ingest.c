@@ -9,6 +9,7 @@
 #include "live.h"
 #include "nmiprofd.h"
 #include "slices.h"
+#include "symcache.h"
 
 #define NS_PER_SEC	((uint64_t)1000000000)
 
@@ -20,10 +21,11 @@ uint64_t npd_mono_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-int npd_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
-		  struct np_sym *out)
+/* pid's address space changed: drop what the memos know of it. */
+static void npd_forget(struct nmiprofd *d, uint32_t pid)
 {
-	return np_symbolize(arg, pid, addr, kernel, out);
+	npd_symcache_invalidate(d->symc, pid);
+	npd_live_invalidate(d->live, pid);
 }
 
 static void npd_ingest_sample(struct nmiprofd *d, const struct np_sample *s)
@@ -47,15 +49,15 @@ int npd_ingest(const struct np_event *ev, void *arg)
 	case NP_EV_COMM:
 		np_symbolizer_event(d->sym, ev);
 		if (ev->comm.exec)	/* a rename keeps the addresses */
-			npd_live_invalidate(d->live, ev->comm.pid);
+			npd_forget(d, ev->comm.pid);
 		break;
 	case NP_EV_MMAP:
 		np_symbolizer_event(d->sym, ev);
-		npd_live_invalidate(d->live, ev->mmap.pid);
+		npd_forget(d, ev->mmap.pid);
 		break;
 	case NP_EV_EXIT:	/* the pid may be reused */
 		np_symbolizer_event(d->sym, ev);
-		npd_live_invalidate(d->live, ev->task.pid);
+		npd_forget(d, ev->task.pid);
 		break;
 	case NP_EV_FORK:	/* a new pid: nothing of it is cached */
 		np_symbolizer_event(d->sym, ev);

@@ -19,6 +19,7 @@
 #include "signals.h"
 #include "slices.h"
 #include "store.h"
+#include "symcache.h"
 
 static void npd_usage(FILE *f)
 {
@@ -172,12 +173,14 @@ static int npd_start(struct nmiprofd *d)
 	}
 	if ((w = np_symbolizer_warning(d->sym)))
 		np_warn("%s", w);
-	d->live = npd_live_new(d->cfg.live_s, npd_symbolize, d->sym);
-	if (!d->live) {
+	d->symc = npd_symcache_new(d->sym);
+	d->live = npd_live_new(d->cfg.live_s, npd_symcache_lookup, d->symc);
+	if (!d->symc || !d->live) {
 		np_err("out of memory");
 		return -1;
 	}
-	d->slices = npd_slices_open(&d->cfg, d->sym, err, sizeof(err));
+	d->slices = npd_slices_open(&d->cfg, npd_symcache_lookup, d->symc,
+				    err, sizeof(err));
 	if (!d->slices) {
 		np_err("cannot open the store: %s", err);
 		return -1;
@@ -216,6 +219,14 @@ static void npd_stop(struct nmiprofd *d)
 	if (d->sigfd >= 0)
 		npd_signals_close(d->sigfd);
 	npd_live_free(d->live);
+	if (d->symc) {
+		uint64_t hits, misses;
+
+		npd_symcache_stats(d->symc, &hits, &misses);
+		np_dbg("symbol memo: %llu hits, %llu misses",
+		       (unsigned long long)hits, (unsigned long long)misses);
+		npd_symcache_free(d->symc);
+	}
 	if (d->sym)
 		np_symbolizer_free(d->sym);
 	npd_overrides_free(&d->ov);

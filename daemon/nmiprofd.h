@@ -8,6 +8,7 @@
  *   sampler.c     opening the backend from the configuration
  *   loop.c        the drain loop: poll, drain, serve clients, signals
  *   ingest.c      one decoded event: symbolizer, live ring, slice, lockups
+ *   symcache.c    (pid, address) -> symbol memo for the hot path
  *   slices.c      the current time slice and its hand-over to the store
  *   lockups.c     lockup reports, stored the moment they arrive
  *   live.c        per-second ring for live top queries
@@ -27,6 +28,7 @@
 
 struct npd_live;
 struct npd_slices;
+struct npd_symcache;
 struct npd_ctl_server;
 
 struct npd_counters {
@@ -45,6 +47,7 @@ struct nmiprofd {
 
 	struct np_backend *backend;
 	struct np_symbolizer *sym;
+	struct npd_symcache *symc;	/* memo in front of sym */
 	struct npd_live *live;
 	struct npd_slices *slices;
 	struct npd_ctl_server *ctl;
@@ -65,9 +68,6 @@ void npd_sampler_retire(struct nmiprofd *d);
 
 /* ingest.c: np_event_fn for np_backend_drain; arg is the nmiprofd. */
 int npd_ingest(const struct np_event *ev, void *arg);
-/* np_symbolize_fn (agg.h) over np_symbolize; arg is the np_symbolizer. */
-int npd_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
-		  struct np_sym *out);
 
 /* lockups.c: store one lockup now (fsync'd).  0 or -errno (logged). */
 int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l);

@@ -55,7 +55,7 @@ static void npd_slices_store_opts(struct npd_slices *sl,
 }
 
 struct npd_slices *npd_slices_open(const struct npd_config *cfg,
-				   struct np_symbolizer *sym,
+				   np_symbolize_fn symbolize, void *arg,
 				   char *err, size_t errlen)
 {
 	struct npd_slices *sl = calloc(1, sizeof(*sl));
@@ -66,8 +66,8 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 		return NULL;
 	}
 	np_agg_opts_init(&ao);
-	ao.symbolize = npd_symbolize;
-	ao.symbolize_arg = sym;
+	ao.symbolize = symbolize;
+	ao.symbolize_arg = arg;
 	sl->agg = np_agg_new(&ao);
 	if (!sl->agg) {
 		snprintf(err, errlen, "out of memory");

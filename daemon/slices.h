@@ -14,13 +14,17 @@
 
 #include "config.h"
 #include "np_event.h"
+#include "agg.h"		/* np_symbolize_fn */
 #include "np_symbols.h"
 
 struct npd_slices;
 
-/* Opens (creates) the store: fails if another daemon holds it. */
+/*
+ * Opens (creates) the store: fails if another daemon holds it.  symbolize
+ * (arg) names the frames of each distinct stack.
+ */
 struct npd_slices *npd_slices_open(const struct npd_config *cfg,
-				   struct np_symbolizer *sym,
+				   np_symbolize_fn symbolize, void *arg,
 				   char *err, size_t errlen);
 void npd_slices_close(struct npd_slices *sl);
 

@@ -24,6 +24,7 @@
 #include "nmiprofd.h"
 #include "slices.h"
 #include "store.h"
+#include "symcache.h"
 
 static int failures;
 
@@ -124,8 +125,10 @@ int main(void)
 		fprintf(stderr, "symbolizer: %s\n", err);
 		return 1;
 	}
-	d.live = npd_live_new(d.cfg.live_s, npd_symbolize, d.sym);
-	d.slices = npd_slices_open(&d.cfg, d.sym, err, sizeof(err));
+	d.symc = npd_symcache_new(d.sym);
+	d.live = npd_live_new(d.cfg.live_s, npd_symcache_lookup, d.symc);
+	d.slices = npd_slices_open(&d.cfg, npd_symcache_lookup, d.symc,
+				   err, sizeof(err));
 	d.ctl = npd_ctl_server_open(sock, npd_command, &d, err, sizeof(err));
 	if (!d.live || !d.slices || !d.ctl) {
 		fprintf(stderr, "set-up: %s\n", err);
@@ -221,6 +224,7 @@ int main(void)
 	CHECK(stat(sock, &st) == -1);
 	npd_slices_close(d.slices);
 	npd_live_free(d.live);
+	npd_symcache_free(d.symc);
 	np_symbolizer_free(d.sym);
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(body);

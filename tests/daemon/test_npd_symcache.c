@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon's symbol memo (daemon/symcache.c) over the real symbolizer:
+ * answers equal np_symbolize's, repeats are hits, a pid's invalidation
+ * forgets that pid only, kernel entries survive it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symcache.h"
+
+static int failures;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
+			__FILE__, __LINE__, #cond);			\
+		failures++;						\
+	}								\
+} while (0)
+
+__attribute__((noinline)) void test_symcache_marker(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static int same(const struct np_sym *a, const struct np_sym *b)
+{
+	return a->kernel == b->kernel && a->offset == b->offset &&
+	       !strcmp(a->dso ? a->dso : "", b->dso ? b->dso : "") &&
+	       !strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+int main(void)
+{
+	/* Its exact address: the function is a lone "ret", one byte long. */
+	uint64_t ip = (uint64_t)(uintptr_t)&test_symcache_marker;
+	uint64_t kip = 0xffffffff81000100ULL;
+	uint32_t pid = (uint32_t)getpid();
+	struct np_sym direct, memo, kdirect, kmemo;
+	struct np_symbolizer *sym;
+	struct npd_symcache *c;
+	uint64_t hits, misses;
+	char err[256];
+	int rc1, rc2;
+
+	sym = np_symbolizer_new(err, sizeof(err));
+	if (!sym) {
+		fprintf(stderr, "symbolizer: %s\n", err);
+		return 1;
+	}
+	c = npd_symcache_new(sym);
+	if (!c)
+		return 1;
+
+	rc1 = np_symbolize(sym, pid, ip, 0, &direct);
+	rc2 = npd_symcache_lookup(c, pid, ip, 0, &memo);
+	CHECK(rc1 == rc2 && same(&direct, &memo));
+	CHECK(memo.name && !strcmp(memo.name, "test_symcache_marker") &&
+	      memo.offset == 0);
+	rc2 = npd_symcache_lookup(c, pid, ip, 0, &memo);
+	CHECK(rc1 == rc2 && same(&direct, &memo));
+	np_symbolize(sym, pid, kip, 1, &kdirect);
+	npd_symcache_lookup(c, pid, kip, 1, &kmemo);
+	CHECK(same(&kdirect, &kmemo));
+	/* The same kernel address from another pid is the same entry. */
+	npd_symcache_lookup(c, pid + 1, kip, 1, &kmemo);
+	npd_symcache_stats(c, &hits, &misses);
+	CHECK(hits == 2 && misses == 2);
+
+	/* exec/mmap/exit of pid: its user entries are looked up again. */
+	npd_symcache_invalidate(c, pid);
+	rc2 = npd_symcache_lookup(c, pid, ip, 0, &memo);
+	CHECK(rc1 == rc2 && same(&direct, &memo));
+	npd_symcache_lookup(c, pid, kip, 1, &kmemo);
+	npd_symcache_stats(c, &hits, &misses);
+	CHECK(hits == 3 && misses == 3);
+
+	npd_symcache_free(c);
+	np_symbolizer_free(sym);
+	if (failures) {
+		fprintf(stderr, "test_npd_symcache: %d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("test_npd_symcache: all checks passed\n");
+	return 0;
+}
