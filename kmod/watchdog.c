@@ -210,8 +210,12 @@ static void np_wd_check_buddy(int cpu, u64 now)
 		 * NMIs (it is stuck in an NMI handler, or in firmware).  Say
 		 * so from here; only it could read its registers and stack.
 		 */
-		if (age > 2 * (s64)np_wd_thresh_ns &&
-		    atomic_cmpxchg(&b->kicked, NP_WD_KICK_SENT,
+		if (age <= 2 * (s64)np_wd_thresh_ns)
+			break;
+		/* b is stuck outside our code: its episode is ours to set. */
+		b->since_ns = now - age;
+		/* Pairs with atomic_xchg() in np_wd_timer_fn(). */
+		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_SENT,
 				   NP_WD_KICK_SILENT) == NP_WD_KICK_SENT)
 			np_report_silent(buddy, age);
 		break;
@@ -236,7 +240,7 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	if (READ_ONCE(w->state) == NP_WD_REPORTED)
 		np_wd_recovered(w, cpu, now);
 	else if (kick == NP_WD_KICK_SILENT)
-		np_report_recovered(now - prev, 0, NULL);
+		np_report_recovered(now - w->since_ns, 0, NULL);
 
 	/*
 	 * A checker that did not run for a threshold itself (a paused or

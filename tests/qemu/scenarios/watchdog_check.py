@@ -64,7 +64,7 @@ class Run:
             line = self.lines[i]
             if uart_cpu is not None:
                 m = UART.search(line)
-                if m and int(m.group(2)) == uart_cpu and rx.search(m.group(3)):
+                if m and uart_cpu in (-1, int(m.group(2))) and rx.search(m.group(3)):
                     return i, float(m.group(1)), m.group(3)
             else:
                 m = PRINTK.search(line)
@@ -95,7 +95,7 @@ class Run:
     def episode(self, cpu, secs, console=False, all_cpus=False):
         """One lockup of CPU cpu by nmiprof_lockup for secs seconds."""
         what = "lockup of CPU %d" % cpu
-        mark = self.find(r"nmiprof_lockup: spinning now on CPU %d " % cpu, self.pos)
+        mark = self.find(r"nmiprof_lockup: spinning now on CPU %d for %d s" % (cpu, secs), self.pos)
         if not mark:
             self.fail("%s: no 'spinning now' marker on the console" % what)
             return None
@@ -170,6 +170,42 @@ class Run:
         n = len(re.findall(r"nmiprof: hard LOCKUP on CPU %d," % cpu, self.dmesg))
         self.episodes_in_dmesg = n
         return head
+
+    def silent_episode(self, cpu, secs):
+        """CPU cpu spins in an NMI handler: it cannot answer the watchdog's
+        NMI, so its buddy must report it (no registers) after 2 thresholds."""
+        what = "NMI-deaf lockup of CPU %d" % cpu
+        mark = self.find(r"nmiprof_lockup: spinning now on CPU %d .*in NMI" % cpu, self.pos)
+        if not mark:
+            self.fail("%s: no 'spinning now' marker on the console" % what)
+            return
+        head = self.find(r"^nmiprof: hard LOCKUP on CPU %d, interrupts off for [0-9.]+ s; "
+                         r"it does not answer NMIs" % cpu, mark[0], uart_cpu=-1)
+        if not head:
+            self.fail("%s: not reported by its buddy" % what)
+            return
+        latency = head[1] - mark[1]
+        limit = 2 * self.thresh + self.period
+        print("watchdog latency: kernel %s smp %s CPU %d (in NMI, reported by a buddy): "
+              "%.3f s (threshold %g s, limit %g s + 0.5 s slack)" % (
+                  self.kver, self.smp, cpu, latency, self.thresh, limit))
+        self.measured.append({"kernel": self.kver, "smp": self.smp, "cpu": cpu,
+                              "in_nmi": True, "latency_s": round(latency, 3),
+                              "threshold_s": self.thresh})
+        if not 2 * self.thresh - self.period < latency <= limit + 0.5:
+            self.fail("%s: reported after %.3f s, want (%.1f, %.1f]" % (
+                what, latency, 2 * self.thresh - self.period, limit + 0.5))
+        else:
+            self.ok("%s: reported by its buddy after %.3f s" % (what, latency))
+        if self.find(r"^nmiprof: end of CPU %d lockup report" % cpu, mark[0], uart_cpu=cpu):
+            self.fail("%s: also reported from NMI, after the fact" % what)
+        rec = self.find(r"^nmiprof: CPU %d recovered after ([0-9.]+) s" % cpu,
+                        head[0], uart_cpu=cpu)
+        if not rec:
+            self.fail("%s: no recovery line" % what)
+        else:
+            self.ok("%s: %s" % (what, rec[2]))
+            self.pos = rec[0] + 1
 
     def expect_trace_events(self, cpu):
         ev = [l for l in self.trace.splitlines() if "lockup: cpu=%d " % cpu in l]
