@@ -220,25 +220,28 @@ static int daemon_refresh(struct top *t)
 	return 0;
 }
 
+/* Line 1: where the samples come from and how many; line 2: the view. */
 static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2)
 {
-	struct np_backend_stats st;
 	char filt[160] = "";
 	size_t off = 0;
 
-	memset(&st, 0, sizeof(st));
-	if (t->daemon)
+	if (t->daemon) {
 		top_daemon_header(t->daemon, topview_total(t->tv), l1, n1);
-	else
+	} else {
+		struct np_backend_stats st;
+		uint64_t lost;
+
+		memset(&st, 0, sizeof(st));
 		np_backend_stats(t->b, &st);
-	if (!t->daemon)
-		snprintf(l1, n1, "nmiprof top  backend: %s (%s)  %u Hz  CPUs: %u  samples: %llu  "
-		 "lost: %llu  shown: %.0f",
-		 st.backend ? st.backend : np_backend_name(t->b),
-		 st.source ? st.source : "?", t->freq_hz, st.nr_cpus,
-		 (unsigned long long)st.samples,
-		 (unsigned long long)(st.lost > t->events_lost ? st.lost : t->events_lost),
-		 topview_total(t->tv));
+		lost = st.lost > t->events_lost ? st.lost : t->events_lost;
+		snprintf(l1, n1, "nmiprof top  backend: %s (%s)  %u Hz  CPUs: %u  "
+			 "samples: %llu  lost: %llu  shown: %.0f",
+			 st.backend ? st.backend : np_backend_name(t->b),
+			 st.source ? st.source : "?", t->freq_hz, st.nr_cpus,
+			 (unsigned long long)st.samples, (unsigned long long)lost,
+			 topview_total(t->tv));
+	}
 	if (t->filter.cpu >= 0)
 		off += (size_t)snprintf(filt + off, sizeof(filt) - off, " cpu=%d",
 					t->filter.cpu);
