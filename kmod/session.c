@@ -110,9 +110,12 @@ int np_session_configure(const struct nmiprof_config *cfg)
 	np_watermark = cfg->watermark;
 
 	cpumask_clear(np_sess.cpus);
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
+		if (cpu >= 64 * ARRAY_SIZE(cfg->cpumask))
+			break;
 		if (cfg->cpumask[cpu / 64] & BIT_ULL(cpu % 64))
 			cpumask_set_cpu(cpu, np_sess.cpus);
+	}
 	if (cpumask_empty(np_sess.cpus))
 		cpumask_copy(np_sess.cpus, cpu_possible_mask);
 	return 0;

@@ -25,6 +25,7 @@
 #include <asm/nmi.h>
 
 #include "dispatch.h"
+#include "session.h"
 #include "source.h"
 
 static DEFINE_PER_CPU(struct hrtimer, np_ipi_timer);
@@ -44,6 +45,7 @@ static u64 np_ipi_period_ns;
  * the kernel's back-to-back "swallow" logic, without requiring the late
  * NMI to hit the same instruction.  Owed NMIs that collapsed never come;
  * the deadline keeps them from hiding a genuine unknown NMI for long.
+ * This only matters at rates where NMIs pile up (or in emulators).
  */
 #define NP_IPI_OWED_NS	(50 * NSEC_PER_MSEC)
 
@@ -64,7 +66,12 @@ static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 		np_on_nmi(regs, 0);
 		return NMI_HANDLED;
 	}
-	if (!this_cpu_read(np_ipi_owed))
+	/*
+	 * With external sampling on, an NMI nobody claims is sampled by
+	 * source_ext.c anyway, so never guess: a late IPI NMI then counts as
+	 * external rather than hiding a real external one.
+	 */
+	if (!this_cpu_read(np_ipi_owed) || np_sess.external)
 		return NMI_DONE;
 	if (ktime_get_mono_fast_ns() > this_cpu_read(np_ipi_owed_until)) {
 		this_cpu_write(np_ipi_owed, 0);

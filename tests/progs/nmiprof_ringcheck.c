@@ -1066,7 +1066,7 @@ int main(int argc, char **argv)
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		struct ring *r = &rings[cpu];
 		struct nmiprof_cpu_stats *c = &cs[cpu];
-		uint64_t p50 = 0, seen = 0;
+		uint64_t p50 = 0, p99 = 0, seen = 0;
 
 		if (!r->mapped)
 			continue;
@@ -1074,10 +1074,12 @@ int main(int argc, char **argv)
 			seen += c->cost_hist[b];
 			if (!p50 && seen * 2 >= c->samples)
 				p50 = 1ULL << (b + 7);
+			if (!p99 && seen * 100 >= c->samples * 99)
+				p99 = 1ULL << (b + 7);
 		}
 		printf("cpu %d: samples %llu lost %llu (records %llu) pads %llu "
 		       "external %llu latched %llu/%llu avg kframes %.1f avg uframes %.1f user %llu "
-		       "cost ns min %llu avg %llu max %llu p50< %llu\n",
+		       "cost ns min %llu avg %llu max %llu p50< %llu p99< %llu\n",
 		       cpu, (unsigned long long)r->samples,
 		       (unsigned long long)r->lost,
 		       (unsigned long long)r->lost_records,
@@ -1092,7 +1094,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)(c->samples ?
 					    c->cost_sum_ns / c->samples : 0),
 		       (unsigned long long)c->cost_max_ns,
-		       (unsigned long long)p50);
+		       (unsigned long long)p50, (unsigned long long)p99);
 		printf("cpu %d: hist", cpu);
 		for (int b = 0; b < NMIPROF_HIST_BUCKETS; b++)
 			printf(" %llu", (unsigned long long)c->cost_hist[b]);

@@ -1,0 +1,25 @@
+# nmiprof.ko across CPU hotplug: CPU 1 goes offline and comes back while
+# sampling (the session is a cpuhp state: its timers/counters stop and
+# start with the CPU; with CPU 1 gone, CPU 0 NMIs itself).  Accounting
+# must stay exact and the guest clean, also for a session restricted to
+# CPU 1 (-c 1: CPU 1 NMIs itself, and nothing runs while it is offline).
+# @smp 2
+# @timeout 120
+# @progs tests/progs/nmiprof_ringcheck
+
+ONLINE=/sys/devices/system/cpu/cpu1/online
+[ -w $ONLINE ] || { fail "cpu1 cannot be offlined here"; exit 1; }
+check "insmod nmiprof.ko" insmod "$NMIPROF_KO"
+
+for opts in "-w" "-c 1"; do
+	nmiprof_ringcheck -t 8 -f 1000 -n 100 $opts >"$RESULTS/hotplug.txt" 2>&1 &
+	reader=$!
+	sleep 3
+	check "cpu1 offline" sh -c "echo 0 >$ONLINE"
+	sleep 2
+	check "cpu1 online" sh -c "echo 1 >$ONLINE"
+	wait $reader || fail "ringcheck $opts: $(tail -n 1 "$RESULTS/hotplug.txt")"
+	grep -vE '^  ' "$RESULTS/hotplug.txt"
+	cp "$RESULTS/hotplug.txt" "$RESULTS/hotplug$(echo $opts | tr -d ' -').txt"
+done
+check "rmmod nmiprof" rmmod nmiprof
