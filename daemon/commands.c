@@ -54,10 +54,10 @@ static void npd_cmd_status(struct nmiprofd *d, struct np_ctl_buf *reply)
 	st.slices = npd_slices_written(d->slices);
 	st.live_s = npd_live_seconds(d->live);
 	st.clients = npd_ctl_server_clients(d->ctl);
-	if (d->n.lockups_failed)
+	if (d->lockups.nr_pending)
 		snprintf(st.warning, sizeof(st.warning),
-			 "%llu lockup report(s) could not be stored: see the log",
-			 (unsigned long long)d->n.lockups_failed);
+			 "%u lockup report(s) not stored yet (store failing, retrying): see the log",
+			 d->lockups.nr_pending);
 	else if (warn)
 		snprintf(st.warning, sizeof(st.warning), "%s", warn);
 	np_ctl_format_status_reply(reply, &st);

@@ -80,5 +80,6 @@ int npd_loop(struct nmiprofd *d)
 		if (sig & NPD_SIG_RELOAD)
 			npd_reload(d);
 		npd_slices_tick(d->slices, np_store_now_ns());
+		npd_lockups_retry(d, 0);
 	}
 }

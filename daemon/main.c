@@ -207,6 +207,8 @@ static int npd_start(struct nmiprofd *d)
 static void npd_stop(struct nmiprofd *d)
 {
 	npd_sampler_retire(d);
+	npd_lockups_retry(d, 1);
+	npd_lockups_release(d);
 	if (d->slices) {
 		if (npd_slices_flush(d->slices, np_store_now_ns()) == 0)
 			np_info("%llu samples, %llu lost, %llu slices written",

@@ -31,11 +31,19 @@ struct npd_slices;
 struct npd_symcache;
 struct npd_ctl_server;
 
+struct npd_lockup_pending;
+
+/* Lockup reports the store refused, retried until written (lockups.c). */
+struct npd_lockups {
+	struct npd_lockup_pending *pending;	/* oldest first */
+	unsigned int nr_pending;
+	uint64_t next_retry_ns;			/* CLOCK_MONOTONIC */
+};
+
 struct npd_counters {
 	uint64_t samples;	/* ingested */
 	uint64_t lost;		/* NP_EV_LOST totals, all backends opened */
 	uint64_t lockups;	/* stored */
-	uint64_t lockups_failed;	/* could not be stored (logged) */
 	uint64_t backend_lost_base;	/* lost of backends closed by reloads */
 };
 
@@ -55,6 +63,7 @@ struct nmiprofd {
 
 	uint64_t start_mono_ns;
 	struct npd_counters n;
+	struct npd_lockups lockups;
 };
 
 /* CLOCK_MONOTONIC in ns: the clock of every sample's time_ns. */
@@ -69,8 +78,14 @@ void npd_sampler_retire(struct nmiprofd *d);
 /* ingest.c: np_event_fn for np_backend_drain; arg is the nmiprofd. */
 int npd_ingest(const struct np_event *ev, void *arg);
 
-/* lockups.c: store one lockup now (fsync'd).  0 or -errno (logged). */
+/*
+ * lockups.c: store one lockup now (fsync'd).  0, or -errno: it was logged
+ * in full and is kept for npd_lockups_retry.
+ */
 int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l);
+/* Write the kept reports again (every few seconds, or now if force). */
+void npd_lockups_retry(struct nmiprofd *d, int force);
+void npd_lockups_release(struct nmiprofd *d);
 
 /* commands.c: the control socket's request handler (npd_ctl_handler). */
 struct np_ctl_line;

@@ -4,7 +4,8 @@
  * npd_ingest() into the real symbolizer, live ring, slice and store, and
  * the control commands over the real socket server.
  *
- *   - a lockup is on disk the moment it is ingested (before any slice)
+ *   - a lockup is on disk the moment it is ingested (before any slice);
+ *     one the store refuses is kept and written when the store recovers
  *   - user samples of this process are symbolized (test_npd_marker)
  *   - status and top report them; malformed commands get ERR
  *   - the flushed slice holds every sample and the lost count
@@ -148,12 +149,47 @@ int main(void)
 	ev.lockup.kframes = kframes;
 	ev.lockup.regs.ip = kframes[0];
 	npd_ingest(&ev, &d);
-	CHECK(d.n.lockups == 1 && d.n.lockups_failed == 0);
+	CHECK(d.n.lockups == 1 && d.lockups.nr_pending == 0);
 	CHECK(np_lockstore_list(d.cfg.store_dir, lockup_fn, &ls, NULL, NULL,
 				err, sizeof(err)) == 0);
 	CHECK(ls.nr == 1 && ls.first.cpu == 1 && ls.first.nr_frames == 2 &&
 	      ls.first.stuck_ns == ev.lockup.stuck_ns);
 	CHECK(npd_slices_written(d.slices) == 0);
+
+	/*
+	 * The store refuses (its lockups directory is replaced by a file):
+	 * two reports are kept, reported by status, and written in order
+	 * once the store works again.
+	 */
+	{
+		char dir[1100], bak[1110], word2[16];
+		struct lockups_seen ls2 = { 0 };
+		int fd;
+
+		snprintf(dir, sizeof(dir), "%s/lockups", d.cfg.store_dir);
+		snprintf(bak, sizeof(bak), "%s.bak", dir);
+		CHECK(rename(dir, bak) == 0);
+		fd = open(dir, O_CREAT | O_WRONLY, 0600);
+		CHECK(fd >= 0);
+		close(fd);
+		for (uint32_t cpu = 2; cpu <= 3; cpu++) {
+			ev.type = NP_EV_LOCKUP;
+			ev.lockup.cpu = cpu;
+			npd_ingest(&ev, &d);
+		}
+		CHECK(d.n.lockups == 1 && d.lockups.nr_pending == 2);
+		CHECK(command(&d, "NMIPROF/1 status", body, word2, sizeof(word2)) == 0);
+		CHECK(np_ctl_get(body, "warning") &&
+		      strstr(np_ctl_get(body, "warning"), "not stored yet"));
+		npd_lockups_retry(&d, 1);	/* still failing: kept */
+		CHECK(d.lockups.nr_pending == 2);
+		CHECK(unlink(dir) == 0 && rename(bak, dir) == 0);
+		npd_lockups_retry(&d, 1);
+		CHECK(d.n.lockups == 3 && d.lockups.nr_pending == 0);
+		CHECK(np_lockstore_list(d.cfg.store_dir, lockup_fn, &ls2, NULL, NULL,
+					err, sizeof(err)) == 0);
+		CHECK(ls2.nr == 3);
+	}
 
 	/* Samples in this process, interrupted in test_npd_marker. */
 	for (int i = 0; i < NSAMPLES; i++) {
@@ -179,7 +215,9 @@ int main(void)
 	      !strcmp(word, "OK"));
 	CHECK(np_ctl_get_u64(body, "samples", &v) == 0 && v == NSAMPLES);
 	CHECK(np_ctl_get_u64(body, "lost", &v) == 0 && v == 5);
-	CHECK(np_ctl_get_u64(body, "lockups", &v) == 0 && v == 1);
+	CHECK(np_ctl_get_u64(body, "lockups", &v) == 0 && v == 3);
+	CHECK(np_ctl_get(body, "warning") == NULL ||
+	      !strstr(np_ctl_get(body, "warning"), "lockup"));
 	CHECK(np_ctl_get(body, "backend") && !strcmp(np_ctl_get(body, "backend"), "none"));
 	CHECK(np_ctl_get(body, "store_dir") &&
 	      !strcmp(np_ctl_get(body, "store_dir"), d.cfg.store_dir));
