@@ -25,8 +25,14 @@
 #include "live.h"
 #include "stacktab.h"
 
-/* Past this many distinct keys in one second, samples are only counted. */
+/*
+ * Past this many distinct keys in one second, or when the tables of all
+ * seconds together would pass NPD_LIVE_MAX_BYTES, samples of new keys are
+ * only counted (top's "matched" then falls short of "samples"): a fork
+ * storm must not turn the live ring into gigabytes.
+ */
 #define NPD_LIVE_MAX_KEYS	(1U << 16)
+#define NPD_LIVE_MAX_BYTES	(32U << 20)
 #define NPD_LIVE_MIN_CAP	64U
 #define NPD_LIVE_CACHE_BITS	12	/* 4096 entries, 96 KiB */
 #define NPD_LIVE_PIDGEN_BITS	10	/* 1024 pid buckets, 4 KiB */
@@ -55,6 +61,7 @@ struct npd_live_cached {
 struct npd_live {
 	uint32_t nslots;
 	struct npd_live_slot *slots;
+	size_t ents;		/* table entries held by all slots */
 	struct np_stacktab *frames;
 	np_symbolize_fn symbolize;
 	void *symbolize_arg;
@@ -137,6 +144,7 @@ static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
 	/* Shrink a table a burst left oversized, else just clear it. */
 	if (s->cap > NPD_LIVE_MIN_CAP && s->nr < s->cap / 8) {
 		free(s->tab);
+		l->ents -= s->cap;
 		s->tab = NULL;
 		s->cap = 0;
 	} else if (s->tab) {
@@ -164,17 +172,21 @@ static struct npd_live_ent *npd_live_find(struct npd_live_ent *tab, uint32_t cap
 	}
 }
 
-static int npd_live_grow(struct npd_live_slot *s)
+static int npd_live_grow(struct npd_live *l, struct npd_live_slot *s)
 {
 	uint32_t cap = s->cap ? s->cap * 2 : NPD_LIVE_MIN_CAP;
-	struct npd_live_ent *tab = calloc(cap, sizeof(*tab));
+	struct npd_live_ent *tab;
 
+	if ((l->ents - s->cap + cap) * sizeof(*tab) > NPD_LIVE_MAX_BYTES)
+		return -ENOSPC;
+	tab = calloc(cap, sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->cap; i++)
 		if (s->tab[i].count)
 			*npd_live_find(tab, cap, &s->tab[i]) = s->tab[i];
 	free(s->tab);
+	l->ents += cap - s->cap;
 	s->tab = tab;
 	s->cap = cap;
 	return 0;
@@ -231,7 +243,7 @@ void npd_live_sample(struct npd_live *l, uint64_t sec, uint32_t cpu,
 		return;
 	strncpy(key.comm, comm, NMIPROF_COMM_LEN - 1);
 	if ((s->nr + 1) * 2 > s->cap) {
-		if (s->nr >= NPD_LIVE_MAX_KEYS || npd_live_grow(s))
+		if (s->nr >= NPD_LIVE_MAX_KEYS || npd_live_grow(l, s))
 			goto full;
 	}
 	e = npd_live_find(s->tab, s->cap, &key);

@@ -244,12 +244,30 @@ static void test_many_keys(void)
 	npd_live_free(l);
 }
 
+static void test_memory_budget(void)
+{
+	struct npd_live *l = npd_live_new(60, fake_symbolize, NULL);
+	struct np_ctl_top t;
+
+	/* 20000 keys a second for a minute: 120 MiB of tables uncapped. */
+	for (uint64_t sec = 1; sec <= 60; sec++)
+		for (uint32_t i = 0; i < 20000; i++)
+			npd_live_sample(l, sec, 0, 1000 + i, "storm", 0x2000, 0);
+	CHECK(npd_live_mem(l) < (32u + 8u) << 20);
+	t = top(l, 60, 60, -1, -1, NULL, NP_CTL_SORT_COMM, 10);
+	CHECK(t.samples == 60 * 20000);
+	CHECK(t.matched > 0 && t.matched < t.samples);
+	np_ctl_top_free(&t);
+	npd_live_free(l);
+}
+
 int main(void)
 {
 	test_window_and_filters();
 	test_ties_and_unnamed();
 	test_symbol_cache();
 	test_many_keys();
+	test_memory_budget();
 	if (failures) {
 		fprintf(stderr, "test_npd_live: %d check(s) failed\n", failures);
 		return 1;
