@@ -43,3 +43,8 @@ add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topvie
 target_link_libraries(cli_bench_topview PRIVATE nmiprof_core)
 add_test(NAME cli_bench_topview COMMAND cli_bench_topview)
 set_tests_properties(cli_bench_topview PROPERTIES LABELS bench TIMEOUT 300)
+# Benchmark: CPU cost of nmiprof top vs perf top in the same run (figures).
+add_test(NAME cli_bench_top_vs_perf COMMAND sh ${NMIPROF_CLI_TESTS}/bench_top.sh
+  $<TARGET_FILE:nmiprof>)
+set_tests_properties(cli_bench_top_vs_perf PROPERTIES LABELS bench TIMEOUT 120
+  SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
