@@ -425,10 +425,12 @@ def probe_kvm(kver, workdir, limit=15.0):
                 g.kill()
                 return True, "KVM boot reached /init in %.1f s" % (time.monotonic() - g.start)
             time.sleep(0.1)
-        g.poll_console()
+        exited = not g.running()
         g.kill()
-        return False, "KVM probe boot did not reach /init in %.0f s (%s)" % (
-            limit, (g.qemu_output().strip().splitlines() or ["no qemu output"])[-1])
+        last = (g.qemu_output().strip().splitlines() or ["no output"])[-1]
+        if exited:
+            return False, "QEMU with KVM exited at once: " + last
+        return False, "KVM probe boot did not reach /init in %.0f s (%s)" % (limit, last)
 
 
 def tell_guest(ctl_sock, line):
