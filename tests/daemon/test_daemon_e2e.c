@@ -334,8 +334,8 @@ static void test_live(const struct paths *p)
 	if (get_top(p, &q, &t))
 		fatal(p->log, "top pid failed");
 	check(t.nr == 1 && t.e[0].pid == hot_pid && !strcmp(t.e[0].comm, "hot"),
-	      "top pid=hot sort=pid: one row, pid and comm", "%u rows",
-	      t.nr);
+	      "top pid=hot sort=pid: one row, pid and comm", "%u rows: %lld %s",
+	      t.nr, t.nr ? (long long)t.e[0].pid : -1LL, t.nr ? t.e[0].comm : "-");
 	np_ctl_top_free(&t);
 
 	/* Per-CPU filter: each CPU's share is within the whole. */
