@@ -10,6 +10,8 @@
 # Exits 77 (skip) when this machine cannot sample.
 set -u
 NMIPROF=$1 HOT=$2 WORK=$3
+# one directory per run: two runs of this test must not share files
+WORK=$WORK/run.$$
 mkdir -p "$WORK"
 cd "$WORK" || exit 1
 
@@ -42,3 +44,4 @@ awk -v w="$want" -v g="$got" 'BEGIN { d = w - g; if (d < 0) d = -d; exit !(g != 
 grep -q ';main;hot_a [0-9]*$' hot.folded ||
 	{ echo "FAIL: folded output lacks ...;main;hot_a"; exit 1; }
 echo "ok   record -> report -> export"
+rm -rf "$WORK"	# kept only when a check failed

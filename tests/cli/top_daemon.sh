@@ -9,7 +9,8 @@
 # Exits 77 (skip) when the daemon cannot sample on this machine.
 set -u
 NMIPROF=$1 NMIPROFD=$2 HOT=$3 WORK=$4
-rm -rf "$WORK"
+# one directory per run: two runs of this test must not share files
+WORK=$WORK/run.$$
 mkdir -p "$WORK"
 SOCK=$WORK/nmiprofd.sock
 
@@ -55,3 +56,5 @@ grep -q '\[\.\] hot_b$' "$WORK/top.txt" || { echo "FAIL: hot_b missing"; exit 1;
 grep -q "^daemon:   nmiprofd .* pid $DPID," "$WORK/status.txt" ||
 	{ echo "FAIL: status does not show the daemon:"; cat "$WORK/status.txt"; exit 1; }
 echo "ok   top --daemon and status through the control socket"
+cleanup
+rm -rf "$WORK"	# kept only when a check failed
