@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +521,10 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 	}
 	ret = np_write_atomic(s->pdir, e.name, seg, len);
 	free(seg);
+	/* The encoder's temporaries (tens of MB with 10^5 stacks) would
+	 * otherwise stay in glibc's heap between slices: once a minute,
+	 * give them back. */
+	malloc_trim(0);
 	if (ret) {
 		snprintf(err, errlen, "%s/%s: %s", s->pdir, e.name,
 			 strerror(-ret));

@@ -40,6 +40,7 @@ struct np_seg_info {
 	uint64_t samples, lost;
 	uint32_t nr_strings, nr_frames, nr_nodes, nr_records;
 	uint32_t flags;			/* NP_SEG_F_* */
+	uint32_t version;
 	uint64_t raw_size, comp_size;	/* payload bytes */
 	uint64_t size;			/* header + payload */
 };

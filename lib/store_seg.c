@@ -223,13 +223,95 @@ static uint32_t map_str(struct seg_maps *m, uint32_t g)
 	return m->str[g] - 1;
 }
 
+/* qsort has no context argument; encoding is not reentrant-critical,
+ * but keep it per thread anyway. */
+static __thread const struct np_stacktab *sort_st;
+
+static int frame_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b, dx, dy, n;
+	uint64_t ox = np_stacktab_frame_get(sort_st, x)->offset;
+	uint64_t oy = np_stacktab_frame_get(sort_st, y)->offset;
+
+	np_stacktab_frame_strs(sort_st, x, &dx, &n);
+	np_stacktab_frame_strs(sort_st, y, &dy, &n);
+	if (dx != dy)
+		return dx < dy ? -1 : 1;
+	if (ox != oy)
+		return ox < oy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Number the marked nodes (m->node[n] != 0) 1.. in depth-first preorder,
+ * siblings in creation order; *lnode maps local id - 1 to global id.
+ * Works in arrays of the marked count, not of the whole table.
+ */
+static int dfs_order(const struct np_stacktab *st, struct seg_maps *m,
+		     uint32_t gn, uint32_t **lnode)
+{
+	uint32_t nn = 0, k, root = NP_ID_NONE, sp = 0, local = 0;
+	uint32_t *order, *first, *next, *stack;
+	int ret = -1;
+
+	for (uint32_t n = 1; n < gn; n++)
+		nn += !!m->node[n];
+	order = malloc((nn + 1) * sizeof(*order));
+	first = malloc((nn + 1) * sizeof(*first));
+	next = malloc((nn + 1) * sizeof(*next));
+	stack = malloc((nn + 1) * sizeof(*stack));
+	if (!order || !first || !next || !stack)
+		goto out;
+	k = 0;
+	for (uint32_t n = 1; n < gn; n++)
+		if (m->node[n]) {
+			order[k] = n;
+			m->node[n] = ++k;	/* position + 1, for now */
+		}
+	for (k = 0; k < nn; k++)
+		first[k] = NP_ID_NONE;
+	/* prepend in descending order: lists end up ascending */
+	for (k = nn; k--;) {
+		uint32_t p, f, *head;
+
+		np_stacktab_node(st, order[k], &p, &f);
+		head = p == NP_STACK_EMPTY ? &root : &first[m->node[p] - 1];
+		next[k] = *head;
+		*head = k;
+	}
+	for (k = root; k != NP_ID_NONE || sp;) {
+		if (k == NP_ID_NONE) {
+			k = stack[--sp];
+			continue;
+		}
+		if (next[k] != NP_ID_NONE)
+			stack[sp++] = next[k];
+		next[k] = ++local;	/* reuse: local id of position k */
+		k = first[k];
+	}
+	for (k = 0; k < nn; k++) {
+		m->node[order[k]] = next[k];
+		first[next[k] - 1] = order[k];
+	}
+	m->nr_nodes = nn;
+	*lnode = first;
+	first = NULL;
+	ret = 0;
+out:
+	free(order);
+	free(first);
+	free(next);
+	free(stack);
+	return ret;
+}
+
 int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		  int level, void **out, size_t *outlen)
 {
 	const struct np_stacktab *st = np_agg_stacktab(a);
 	uint32_t gn = np_stacktab_nr_nodes(st), gf = np_stacktab_nr_frames(st);
 	uint32_t gs = np_stacktab_nr_strs(st), nr_ents;
-	uint32_t *lframe_g = NULL, *lstr_g = NULL;
+	uint32_t *lframe_g = NULL, *lstr_g = NULL, *lnode = NULL;
 	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
 	struct np_agg_entry *sorted = NULL;
 	struct seg_maps m = { 0 };
@@ -258,24 +340,27 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 			n = p;
 		}
 	}
-	/* Local ids in global order, so a parent always precedes its child
-	 * (globally parents are created first). */
+	/* Local node ids in depth-first preorder: a parent precedes its
+	 * children and a call chain gets consecutive ids, so the parent
+	 * column is mostly 1s.  Frames are sorted by (dso, offset), so the
+	 * offset column is small deltas. */
 	lframe_g = malloc((gf ? gf : 1) * sizeof(*lframe_g));
 	lstr_g = malloc((gs ? gs : 1) * sizeof(*lstr_g));
-	if (!lframe_g || !lstr_g)
+	if (!lframe_g || !lstr_g || dfs_order(st, &m, gn, &lnode))
 		goto out;
-	for (uint32_t n = 1; n < gn; n++) {
+	for (uint32_t i = 0; i < m.nr_nodes; i++) {
 		uint32_t p, f;
 
-		if (!m.node[n])
-			continue;
-		m.node[n] = ++m.nr_nodes;	/* local id, 1-based */
-		np_stacktab_node(st, n, &p, &f);
+		np_stacktab_node(st, lnode[i], &p, &f);
 		if (!m.frame[f]) {
-			lframe_g[m.nr_frames] = f;
-			m.frame[f] = ++m.nr_frames;
+			lframe_g[m.nr_frames++] = f;
+			m.frame[f] = 1;
 		}
 	}
+	sort_st = st;
+	qsort(lframe_g, m.nr_frames, sizeof(*lframe_g), frame_cmp);
+	for (uint32_t i = 0; i < m.nr_frames; i++)
+		m.frame[lframe_g[i]] = i + 1;
 	/* Strings: frames' dso and names, then comms. */
 	for (uint32_t i = 0; i < m.nr_frames; i++) {
 		uint32_t d, nm;
@@ -318,24 +403,23 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
 		put_var(&b, nm == NP_ID_NONE ? 0 : m.str[nm]);
 	}
-	for (uint32_t i = 0; i < m.nr_frames; i++)
-		put_var(&b, np_stacktab_frame_get(st, lframe_g[i])->offset);
-	/* nodes: id - parent (1..id), then frame; local ids follow global
-	 * order, so walking the marked global nodes visits them in order */
-	for (uint32_t n = 1; n < gn; n++) {
-		uint32_t p, f;
+	for (uint64_t i = 0, prev = 0; i < m.nr_frames; i++) {
+		uint64_t off = np_stacktab_frame_get(st, lframe_g[i])->offset;
 
-		if (!m.node[n])
-			continue;
-		np_stacktab_node(st, n, &p, &f);
-		put_var(&b, m.node[n] - (p == NP_STACK_EMPTY ? 0 : m.node[p]));
+		put_var(&b, zigzag((int64_t)(off - prev)));
+		prev = off;
 	}
-	for (uint32_t n = 1; n < gn; n++) {
+	/* nodes: id - parent (1..id), then frame */
+	for (uint32_t i = 0; i < m.nr_nodes; i++) {
 		uint32_t p, f;
 
-		if (!m.node[n])
-			continue;
-		np_stacktab_node(st, n, &p, &f);
+		np_stacktab_node(st, lnode[i], &p, &f);
+		put_var(&b, (i + 1) - (p == NP_STACK_EMPTY ? 0 : m.node[p]));
+	}
+	for (uint32_t i = 0; i < m.nr_nodes; i++) {
+		uint32_t p, f;
+
+		np_stacktab_node(st, lnode[i], &p, &f);
 		put_var(&b, m.frame[f] - 1);
 	}
 	/* records, sorted: pid delta, comm, cpu+1, stack delta, count */
@@ -400,6 +484,7 @@ out:
 	free(m.str);
 	free(lframe_g);
 	free(lstr_g);
+	free(lnode);
 	free(sorted);
 	return ret;
 }
@@ -424,7 +509,8 @@ int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 		snprintf(err, errlen, "segment header checksum mismatch");
 		return -EBADMSG;
 	}
-	if (h.version != NP_SEG_VERSION || h.hdr_size != sizeof(h)) {
+	if (h.version < NP_SEG_VERSION_MIN || h.version > NP_SEG_VERSION ||
+	    h.hdr_size != sizeof(h)) {
 		snprintf(err, errlen, "unsupported segment version %u", h.version);
 		return -EBADMSG;
 	}
@@ -441,6 +527,7 @@ int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 	info->nr_nodes = h.nr_nodes;
 	info->nr_records = h.nr_records;
 	info->flags = h.flags;
+	info->version = h.version;
 	info->raw_size = h.raw_size;
 	info->comp_size = h.comp_size;
 	info->size = sizeof(h) + h.comp_size;
@@ -585,8 +672,12 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 		}
 		for (uint32_t i = 0; i < nf && !r.bad; i++)
 			nm[i] = get_id(&r, in.nr_strings + 1);
-		for (uint32_t i = 0; i < nf && !r.bad; i++) {
-			uint64_t off = get_var(&r);
+		for (uint64_t i = 0, prev = 0; i < nf && !r.bad; i++) {
+			uint64_t off = in.version >= 2 ?
+				       prev + (uint64_t)unzigzag(get_var(&r)) :
+				       get_var(&r);
+
+			prev = off;
 
 			frame[i] = np_stacktab_frame_ids(st, str[dk[i] >> 1],
 						nm[i] ? str[nm[i] - 1] : NP_ID_NONE,

@@ -11,7 +11,10 @@
 #include "store.h"
 
 #define NP_SEG_MAGIC	"NMIPSEG\n"	/* 8 bytes, no NUL on disk */
-#define NP_SEG_VERSION	1
+/* 2: frame offsets delta-coded in (dso, offset) order.  1 (absolute
+ * offsets) is still read. */
+#define NP_SEG_VERSION	2
+#define NP_SEG_VERSION_MIN	1
 /* A header that passes its CRC but claims more than this is rejected
  * before anything is allocated. */
 #define NP_SEG_MAX_PAYLOAD	(256ULL << 20)

@@ -283,6 +283,28 @@ static int perf_compare(int seconds)
 	 * sides are compared per sample and the prefix is reported.
 	 */
 	partial = parse_perf_script(data, &f) != 0;
+	for (int retry = 0; retry < 4 && f.total < 5000 &&
+			    f.total < samples_plain / 2; retry++) {
+		/* perf script died early: record again, feed fresh stores */
+		printf("(perf script aborted after %llu of %llu samples, "
+		       "recording again)\n", (unsigned long long)f.total,
+		       (unsigned long long)samples_plain);
+		snprintf(cmd, sizeof(cmd), "perf record -q --no-buildid --sample-cpu "
+			 "-g -F %d -o '%s' -- %s >/dev/null 2>&1", PERF_HZ, data, wl);
+		if (system(cmd) || (plain = file_size(data)) <= 0)
+			break;
+		samples_plain = perf_samples(data);
+		for (int i = 0; i < 2; i++) {
+			np_store_close(f.s[i]);
+			np_agg_reset(f.a[i]);
+		}
+		f.s[0] = fresh_store("perf-bycpu", 0);
+		f.s[1] = fresh_store("perf-nocpu", 0);
+		f.total = f.in_slice = f.slices = 0;
+		if (!f.s[0] || !f.s[1])
+			return -1;
+		partial = parse_perf_script(data, &f) != 0;
+	}
 	if (!f.total || !samples_plain) {
 		printf("perf: could not read back the recording (perf script gave "
 		       "%llu samples, perf report --stats %llu)\n",
