@@ -93,6 +93,8 @@ MODULE_PARM_DESC(watchdog_panic, "Panic after the lockup report");
 
 /* How long a panicking CPU waits for the other CPUs' backtraces. */
 #define NP_WD_BT_WAIT_MS	10000
+/* How late an NMI we asked for may arrive after its request was seen. */
+#define NP_WD_NMI_GRACE_NS	(100 * NSEC_PER_MSEC)
 
 /* How far a buddy got with a stuck CPU in this episode. */
 enum np_wd_kick {
@@ -114,6 +116,7 @@ struct np_wd_cpu {
 	atomic_t	bt_request;	/* 1 + CPU that wants our backtrace */
 	atomic_t	kicked;		/* enum np_wd_kick */
 	int		state;		/* enum np_wd_state, owned by this CPU */
+	u64		grace_until;	/* an unclaimed NMI before this is ours */
 	atomic_t	traced;		/* episode's trace event emitted */
 
 	/* Snapshot for the trace events, published by state = REPORTED. */
@@ -350,13 +353,29 @@ static int np_wd_nmi(unsigned int type, struct pt_regs *regs)
 		np_report_backtrace(regs, bt - 1);
 		handled++;
 	}
+	/*
+	 * Another user's NMI may have arrived first and carried our request
+	 * off; ours then follows with nothing left to claim it by.  Take
+	 * one such NMI, if no one else does, for a short while.
+	 */
+	if (handled)
+		w->grace_until = ktime_get_mono_fast_ns() + NP_WD_NMI_GRACE_NS;
 	return handled;
 }
 
-/* Unclaimed NMIs: check ourselves, leave the NMI to its other users. */
+/*
+ * Unclaimed NMIs: check ourselves; claim one only as the late twin of a
+ * request np_wd_nmi() already served, else leave it to its other users.
+ */
 static int np_wd_unknown_nmi(unsigned int type, struct pt_regs *regs)
 {
+	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+
 	np_wd_self_check(regs);
+	if (w->grace_until && ktime_get_mono_fast_ns() < w->grace_until) {
+		w->grace_until = 0;
+		return NMI_HANDLED;
+	}
 	return NMI_DONE;
 }
 
