@@ -15,8 +15,9 @@ PACKAGES=(
 	linux-source-6.1 xz-utils zstd
 	# the QEMU bench and its guest
 	qemu-system-x86 busybox-static kmod cpio python3
-	# comparisons and interactive tests
-	linux-perf tmux
+	# comparisons and interactive tests: perf, top driven through tmux,
+	# pprof decoded by protoc, the flame graph's script run by node
+	linux-perf tmux protobuf-compiler nodejs
 )
 # apt lists older than this are refreshed before installing anything.
 LISTS_MAX_AGE_MIN=360
