@@ -311,7 +311,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	const struct np_stacktab *st = np_agg_stacktab(a);
 	uint32_t gn = np_stacktab_nr_nodes(st), gf = np_stacktab_nr_frames(st);
 	uint32_t gs = np_stacktab_nr_strs(st), nr_ents;
-	uint32_t *lframe_g = NULL, *lstr_g = NULL, *lnode = NULL;
+	uint32_t *lframe_g = NULL, *lstr_g = NULL, *lnode = NULL, *depth = NULL;
 	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
 	struct np_agg_entry *sorted = NULL;
 	struct seg_maps m = { 0 };
@@ -409,12 +409,18 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		put_var(&b, zigzag((int64_t)(off - prev)));
 		prev = off;
 	}
-	/* nodes: id - parent (1..id), then frame */
+	/* nodes: how many levels up from the previous node's depth the
+	 * parent is (preorder: 0 = child of the previous node), then frame */
+	depth = malloc((m.nr_nodes + 1) * sizeof(*depth));
+	if (!depth)
+		goto out;
+	depth[0] = 0;
 	for (uint32_t i = 0; i < m.nr_nodes; i++) {
 		uint32_t p, f;
 
 		np_stacktab_node(st, lnode[i], &p, &f);
-		put_var(&b, (i + 1) - (p == NP_STACK_EMPTY ? 0 : m.node[p]));
+		depth[i + 1] = depth[p == NP_STACK_EMPTY ? 0 : m.node[p]] + 1;
+		put_var(&b, depth[i] + 1 - depth[i + 1]);
 	}
 	for (uint32_t i = 0; i < m.nr_nodes; i++) {
 		uint32_t p, f;
@@ -485,6 +491,7 @@ out:
 	free(lframe_g);
 	free(lstr_g);
 	free(lnode);
+	free(depth);
 	free(sorted);
 	return ret;
 }
@@ -696,12 +703,34 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			if (!par)
 				goto oom;
 		}
-		for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
-			uint64_t d = get_var(&r);
+		if (in.version >= 2) {
+			/* path[d]: the last node seen at depth d (0: root) */
+			uint32_t *path = malloc((in.nr_nodes + 1) * sizeof(*path));
+			uint32_t depth = 0;
 
-			if (d < 1 || d > i)
-				r.bad = 1;
-			par[i - 1] = i - (uint32_t)d;
+			if (!path)
+				goto oom;
+			path[0] = 0;
+			for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
+				uint64_t up = get_var(&r);
+
+				if (up > depth) {
+					r.bad = 1;
+					break;
+				}
+				depth = depth + 1 - (uint32_t)up;
+				par[i - 1] = path[depth - 1];
+				path[depth] = i;
+			}
+			free(path);
+		} else {
+			for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
+				uint64_t d = get_var(&r);
+
+				if (d < 1 || d > i)
+					r.bad = 1;
+				par[i - 1] = i - (uint32_t)d;
+			}
 		}
 		for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
 			uint32_t f = get_id(&r, in.nr_frames);

@@ -11,8 +11,8 @@
 #include "store.h"
 
 #define NP_SEG_MAGIC	"NMIPSEG\n"	/* 8 bytes, no NUL on disk */
-/* 2: frame offsets delta-coded in (dso, offset) order.  1 (absolute
- * offsets) is still read. */
+/* 2: nodes in preorder with an "up" column, frame offsets delta-coded in
+ * (dso, offset) order.  1 (id - parent, absolute offsets) is still read. */
 #define NP_SEG_VERSION	2
 #define NP_SEG_VERSION_MIN	1
 /* A header that passes its CRC but claims more than this is rejected
