@@ -6,6 +6,6 @@ add_test(NAME packaging
           ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/packaging ${PROJECT_VERSION})
 set_tests_properties(packaging PROPERTIES
   LABELS packaging
-  TIMEOUT 1200
+  TIMEOUT 1800
   RUN_SERIAL TRUE
   SKIP_RETURN_CODE 77)
