@@ -252,7 +252,8 @@ void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
 		np_uart_unlock();
 }
 
-void np_report_recovered(u64 stuck_ns, pid_t tid, const char *comm)
+void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
+			 const char *comm)
 {
 	u64 secs = stuck_ns;
 	u32 ms = do_div(secs, NSEC_PER_SEC) / NSEC_PER_MSEC;
@@ -269,6 +270,7 @@ void np_report_recovered(u64 stuck_ns, pid_t tid, const char *comm)
 				NMIPROF_LF_HARD | NMIPROF_LF_RECOVERED);
 	if (!rec)
 		return;
+	rec->pid = pid;
 	rec->tid = tid;
 	if (comm)
 		memcpy(rec->comm, comm, sizeof(rec->comm));

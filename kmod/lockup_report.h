@@ -24,10 +24,11 @@ void np_report_backtrace(struct pt_regs *regs, int lockup_cpu);
 
 /*
  * Any context but NMI, on the CPU that came back after @stuck_ns, which
- * had been running task @tid/@comm (TASK_COMM_LEN bytes, or NULL when
- * unknown) when reported.
+ * had been running task @pid/@tid/@comm (TASK_COMM_LEN bytes; NULL and
+ * zeroes when unknown) when reported.
  */
-void np_report_recovered(u64 stuck_ns, pid_t tid, const char *comm);
+void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
+			 const char *comm);
 
 /* Any context but NMI, on a buddy: @cpu is stuck and ignores NMIs. */
 void np_report_silent(int cpu, u64 stuck_ns);

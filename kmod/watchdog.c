@@ -123,6 +123,7 @@ struct np_wd_cpu {
 	u64		since_ns;	/* heartbeat before the episode */
 	u64		stuck_ns;	/* at report time */
 	unsigned long	ip;
+	pid_t		tgid;
 	pid_t		pid;
 	char		comm[TASK_COMM_LEN];
 };
@@ -170,7 +171,7 @@ static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 	u64 episode = now - w->since_ns;
 
 	np_wd_trace_lockup(w, cpu);
-	np_report_recovered(episode, w->pid, w->comm);
+	np_report_recovered(episode, w->tgid, w->pid, w->comm);
 	trace_lockup(cpu, w->pid, w->comm, w->ip, episode, true);
 	WRITE_ONCE(w->state, NP_WD_OK);
 }
@@ -243,7 +244,7 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	if (READ_ONCE(w->state) == NP_WD_REPORTED)
 		np_wd_recovered(w, cpu, now);
 	else if (kick == NP_WD_KICK_SILENT)
-		np_report_recovered(now - w->since_ns, 0, NULL);
+		np_report_recovered(now - w->since_ns, 0, 0, NULL);
 
 	/*
 	 * A checker that did not run for a threshold itself (a paused or
@@ -317,6 +318,7 @@ static void np_wd_self_check(struct pt_regs *regs)
 	w->since_ns = beat;
 	w->stuck_ns = age;
 	w->ip = instruction_pointer(regs);
+	w->tgid = task_tgid_nr(current);
 	w->pid = task_pid_nr(current);
 	memcpy(w->comm, current->comm, sizeof(w->comm));
 	atomic_set(&w->traced, 0);
