@@ -5,8 +5,11 @@
  *
  * Two event lists: a side-band one (PERF_COUNT_SW_DUMMY carrying MMAP2,
  * COMM and FORK/EXIT records, also used by the kmod backend) and the
- * sampling one.  drain() empties side-band first so that the mappings a
- * sample refers to are known before the sample reaches the symbolizer.
+ * sampling one.  Every record carries a CLOCK_MONOTONIC timestamp
+ * (sample_id_all), and drain() hands records of all rings of both lists
+ * on merged in time order (np_ordered.h), as perf does: a child's FORK
+ * read from one CPU's ring must come before its exec COMM and MMAP2s read
+ * from another, and a sample must see exactly the mappings of its time.
  *
  * Written against the libperf API of the pinned 6.1 series
  * (cmake/Libperf.cmake).
@@ -29,17 +32,22 @@
 #include <perf/mmap.h>
 #include <perf/event.h>
 #include "np_backend_impl.h"
+#include "np_ordered.h"
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN)
 #define SAMPLE_PAGES	64	/* per CPU; 256 KiB holds ~1 s at 99 Hz x 127 frames */
 #define SIDEBAND_PAGES	32
+/* side-band records end with sample_id {pid, tid}, {time} */
+#define SIDEBAND_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 #define COMM_BUCKETS	4096
 
 /* tid -> comm, because perf samples do not carry the comm. */
 struct comm_entry {
 	struct comm_entry *next;
 	uint32_t tid;
+	uint64_t time;		/* of the record that set it: older never overwrite */
+	uint64_t exited;	/* time of its EXIT, 0 while alive */
 	char comm[NMIPROF_COMM_LEN];
 };
 
@@ -49,12 +57,18 @@ struct evl {
 	struct perf_cpu_map *cpus;
 	struct perf_thread_map *threads;
 	int nr_cpus;
+	int time_from_end;	/* u64s from a sample_id's end to its TIME */
 };
+
+/* Tags of queued records: which list, so which decoder. */
+enum { SRC_SIDEBAND, SRC_SAMPLES };
 
 struct np_perf_sideband {
 	struct evl evl;
 	struct comm_entry *comms[COMM_BUCKETS];	/* kept only when asked */
+	unsigned int nr_comms, sweep_at;
 	int track_comms;
+	struct np_oe oe;	/* records read, not yet handed on */
 };
 
 struct perf_backend {
@@ -65,6 +79,7 @@ struct perf_backend {
 	int pid;
 	unsigned int kdepth, udepth;
 	uint64_t samples, lost;
+	int flush_all;		/* stopped or target gone: no record is in flight */
 	uint64_t kframes[NMIPROF_MAX_FRAMES], uframes[NMIPROF_MAX_FRAMES];
 };
 
@@ -85,7 +100,8 @@ static struct comm_entry **comm_slot(struct np_perf_sideband *sb, uint32_t tid)
 	return pp;
 }
 
-static void comm_set(struct np_perf_sideband *sb, uint32_t tid, const char *comm)
+static void comm_set(struct np_perf_sideband *sb, uint32_t tid,
+		     const char *comm, uint64_t time)
 {
 	struct comm_entry **pp = comm_slot(sb, tid);
 
@@ -94,8 +110,50 @@ static void comm_set(struct np_perf_sideband *sb, uint32_t tid, const char *comm
 		if (!*pp)
 			return;
 		(*pp)->tid = tid;
+		sb->nr_comms++;
+	} else if ((*pp)->time > time) {
+		return;		/* a newer record (an exec's COMM) already set it */
 	}
+	(*pp)->time = time;
+	(*pp)->exited = 0;
 	snprintf((*pp)->comm, sizeof((*pp)->comm), "%s", comm);
+}
+
+/*
+ * Forget tasks that exited more than a second before now: a dying task
+ * can still be sampled in the kernel after its EXIT record, so entries
+ * are not dropped at once.  Run when the table doubled since the last
+ * sweep, which keeps it bounded by the live tasks at amortised O(1).
+ */
+static void comm_sweep(struct np_perf_sideband *sb, uint64_t now)
+{
+	for (int i = 0; i < COMM_BUCKETS; i++) {
+		struct comm_entry **pp = &sb->comms[i];
+
+		while (*pp) {
+			struct comm_entry *c = *pp;
+
+			if (c->exited && c->exited + 1000000000ull < now) {
+				*pp = c->next;
+				free(c);
+				sb->nr_comms--;
+			} else {
+				pp = &c->next;
+			}
+		}
+	}
+	sb->sweep_at = 2 * sb->nr_comms > COMM_BUCKETS ? 2 * sb->nr_comms
+						       : COMM_BUCKETS;
+}
+
+static void comm_exit(struct np_perf_sideband *sb, uint32_t tid, uint64_t time)
+{
+	struct comm_entry *c = *comm_slot(sb, tid);
+
+	if (c)
+		c->exited = time;
+	if (sb->nr_comms >= sb->sweep_at)
+		comm_sweep(sb, time);
 }
 
 static void comm_get(struct np_perf_sideband *sb, uint32_t pid, uint32_t tid,
@@ -112,15 +170,17 @@ static void comm_get(struct np_perf_sideband *sb, uint32_t pid, uint32_t tid,
 	/* First sight of a task that existed before we started. */
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
 	out[0] = '\0';
-	f = fopen(path, "r");
+	f = tid ? fopen(path, "r") : NULL;
 	if (f) {
 		if (fgets(out, NMIPROF_COMM_LEN, f))
 			out[strcspn(out, "\n")] = '\0';
 		fclose(f);
 	}
-	if (!out[0])
+	if (!out[0] && !tid)
+		snprintf(out, NMIPROF_COMM_LEN, "swapper");	/* as perf names it */
+	else if (!out[0])
 		snprintf(out, NMIPROF_COMM_LEN, ":%u", tid);
-	comm_set(sb, tid, out);
+	comm_set(sb, tid, out, 0);
 }
 
 /* ---- event lists ------------------------------------------------- */
@@ -253,7 +313,7 @@ static int evl_open(struct evl *e, const struct np_backend_opts *o,
 /* ---- record translation ------------------------------------------ */
 
 static int deliver_sideband(struct np_perf_sideband *sb, union perf_event *pe,
-			    np_event_fn fn, void *arg)
+			    uint64_t time, np_event_fn fn, void *arg)
 {
 	struct np_event ev;
 
@@ -294,7 +354,7 @@ static int deliver_sideband(struct np_perf_sideband *sb, union perf_event *pe,
 		snprintf(ev.comm.comm, sizeof(ev.comm.comm), "%.*s",
 			 (int)sizeof(pe->comm.comm), pe->comm.comm);
 		if (sb->track_comms)
-			comm_set(sb, ev.comm.tid, ev.comm.comm);
+			comm_set(sb, ev.comm.tid, ev.comm.comm, time);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
@@ -310,7 +370,9 @@ static int deliver_sideband(struct np_perf_sideband *sb, union perf_event *pe,
 
 			/* A new task starts with its parent's comm. */
 			comm_get(sb, ev.task.ppid, ev.task.ptid, comm);
-			comm_set(sb, ev.task.tid, comm);
+			comm_set(sb, ev.task.tid, comm, time);
+		} else if (sb->track_comms) {
+			comm_exit(sb, ev.task.tid, time);
 		}
 		break;
 	default:
@@ -392,48 +454,125 @@ static int deliver_lost(uint32_t cpu, uint64_t lost, np_event_fn fn, void *arg)
 }
 
 /*
- * Empty every ring of an event list.  Samples go to pb (NULL for the
- * side-band list); a callback returning non-zero stops the drain after
- * the current record is consumed.
+ * The time of a record: a sample's own TIME (IP, TID, TIME is the layout
+ * of SAMPLE_TYPE), any other record's sample_id trailer.  Returns -1 for
+ * a record too short to hold it.
  */
-static int evl_drain(struct evl *e, struct np_perf_sideband *sb,
-		     struct perf_backend *pb, np_event_fn fn, void *arg,
-		     uint64_t *lost)
+static int record_time(const struct evl *e, const union perf_event *pe,
+		       uint64_t *time)
+{
+	const uint64_t *end = (const uint64_t *)((const char *)pe + pe->header.size);
+	size_t words = (pe->header.size - sizeof(pe->header)) / sizeof(uint64_t);
+
+	if (pe->header.type == PERF_RECORD_SAMPLE) {
+		if (words < 3)
+			return -1;
+		*time = pe->sample.array[2];
+		return 0;
+	}
+	if (words < (size_t)e->time_from_end + 1)
+		return -1;
+	*time = end[-1 - e->time_from_end];
+	return 0;
+}
+
+/*
+ * Copy every record of every ring of an event list into the ordered
+ * queue (until it holds NP_OE_MAX_BYTES: the rest waits in the rings).
+ * Records nobody decodes (THROTTLE...) are consumed here.
+ */
+static void evl_read(struct evl *e, struct np_perf_sideband *sb, int src)
 {
 	struct perf_mmap *map;
-	int idx = 0, n = 0, stop = 0;
+	int idx = 0;
 
 	/* Rings come in CPU-map order: one per CPU (threads redirected). */
 	perf_evlist__for_each_mmap(e->evlist, map, false) {
 		uint32_t cpu = perf_cpu_map__cpu(e->cpus, idx++ % e->nr_cpus).cpu;
 		union perf_event *pe;
 
-		if (stop || perf_mmap__read_init(map) < 0)
+		if (np_oe_full(&sb->oe) || perf_mmap__read_init(map) < 0)
 			continue;
-		while (!stop && (pe = perf_mmap__read_event(map)) != NULL) {
-			int r = 0;
+		while (!np_oe_full(&sb->oe) &&
+		       (pe = perf_mmap__read_event(map)) != NULL) {
+			uint64_t time;
 
 			switch (pe->header.type) {
 			case PERF_RECORD_SAMPLE:
-				if (pb)
-					r = deliver_sample(pb, pe, fn, arg);
-				break;
 			case PERF_RECORD_LOST:
-				*lost += pe->lost.lost;
-				r = deliver_lost(cpu, pe->lost.lost, fn, arg);
+			case PERF_RECORD_MMAP:
+			case PERF_RECORD_MMAP2:
+			case PERF_RECORD_COMM:
+			case PERF_RECORD_FORK:
+			case PERF_RECORD_EXIT:
+				if (record_time(e, pe, &time) == 0)
+					np_oe_push(&sb->oe, time, cpu, src, pe,
+						   pe->header.size);
 				break;
 			default:
-				r = deliver_sideband(sb, pe, fn, arg);
 				break;
 			}
 			perf_mmap__consume(map);
-			n++;
-			if (r)
-				stop = 1;
 		}
 		perf_mmap__read_done(map);
 	}
-	return n;
+}
+
+struct oe_sink {
+	struct np_perf_sideband *sb;
+	struct perf_backend *pb;	/* NULL: side-band only */
+	np_event_fn fn;
+	void *arg;
+	uint64_t *lost;
+};
+
+static int deliver_queued(const struct np_oe_entry *e, void *arg)
+{
+	struct oe_sink *k = arg;
+	union perf_event *pe = e->rec;
+
+	switch (pe->header.type) {
+	case PERF_RECORD_SAMPLE:
+		return k->pb ? deliver_sample(k->pb, pe, k->fn, k->arg) : 0;
+	case PERF_RECORD_LOST:
+		*k->lost += pe->lost.lost;
+		return deliver_lost(e->cpu, pe->lost.lost, k->fn, k->arg);
+	default:
+		return deliver_sideband(k->sb, pe, e->time, k->fn, k->arg);
+	}
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Read the rings of the side-band list (and of pb's sampling list) and
+ * hand on, in time order, what is safe to hand on.
+ *
+ * The horizon is the time just before the first ring is read.  A record
+ * is committed to its ring before the task that wrote it goes on (MMAP2
+ * before mmap() returns, FORK before the child first runs, a sample
+ * before the NMI returns), so any record caused by an earlier one is
+ * stamped after that one's commit: a record stamped before the horizon
+ * has all its causes committed before the horizon, hence already read,
+ * from whichever ring.  Records stamped later wait for the next drain.
+ * With flush_all (nothing is being written any more), everything goes.
+ */
+static int drain_ordered(struct np_perf_sideband *sb, struct perf_backend *pb,
+			 int flush_all, np_event_fn fn, void *arg, uint64_t *lost)
+{
+	struct oe_sink k = { .sb = sb, .pb = pb, .fn = fn, .arg = arg, .lost = lost };
+	uint64_t horizon = flush_all ? UINT64_MAX : mono_now();
+
+	evl_read(&sb->evl, sb, SRC_SIDEBAND);
+	if (pb)
+		evl_read(&pb->evl, sb, SRC_SAMPLES);
+	return np_oe_flush(&sb->oe, horizon, deliver_queued, &k);
 }
 
 /* ---- side-band --------------------------------------------------- */
@@ -450,6 +589,8 @@ static void sideband_attr(struct perf_event_attr *a, int build_id)
 	a->comm_exec = 1;
 	a->task = 1;
 	a->build_id = build_id;
+	a->sample_id_all = 1;
+	a->sample_type = SIDEBAND_TYPE;
 	a->inherit = 1;
 	a->disabled = 1;
 	a->use_clockid = 1;
@@ -482,6 +623,8 @@ struct np_perf_sideband *np_perf_sideband_open(const struct np_backend_opts *o,
 		free(sb);
 		return NULL;
 	}
+	sb->evl.time_from_end = 0;	/* TIME is the last word of SIDEBAND_TYPE */
+	sb->sweep_at = COMM_BUCKETS;
 	return sb;
 }
 
@@ -494,10 +637,14 @@ int np_perf_sideband_enable(struct np_perf_sideband *sb, int on)
 	return 0;
 }
 
+/*
+ * Side-band alone (kmod backend): everything read is handed on, sorted,
+ * so that it precedes the samples the caller drains next.
+ */
 int np_perf_sideband_drain(struct np_perf_sideband *sb, np_event_fn fn,
 			   void *arg, uint64_t *lost)
 {
-	return evl_drain(&sb->evl, sb, NULL, fn, arg, lost);
+	return drain_ordered(sb, NULL, 1, fn, arg, lost);
 }
 
 void np_perf_sideband_close(struct np_perf_sideband *sb)
@@ -505,6 +652,7 @@ void np_perf_sideband_close(struct np_perf_sideband *sb)
 	if (!sb)
 		return;
 	evl_close(&sb->evl);
+	np_oe_free(&sb->oe);
 	for (int i = 0; i < COMM_BUCKETS; i++) {
 		while (sb->comms[i]) {
 			struct comm_entry *c = sb->comms[i];
@@ -529,6 +677,7 @@ static void sample_attr(struct perf_event_attr *a, const struct np_backend_opts 
 	a->sample_freq = o->freq_hz;
 	a->sample_type = SAMPLE_TYPE;
 	a->exclude_callchain_user = !o->user_stacks;
+	a->sample_id_all = 1;	/* LOST records get a time too */
 	/* frames + one context marker per context, within perf's 127 */
 	a->sample_max_stack = o->kstack_depth + (o->user_stacks ? o->ustack_depth : 0) + 2;
 	if (a->sample_max_stack > 127)
@@ -545,6 +694,7 @@ static int perf_start(struct np_backend *b)
 {
 	struct perf_backend *pb = (struct perf_backend *)b;
 
+	pb->flush_all = 0;
 	np_perf_sideband_enable(pb->sb, 1);
 	perf_evlist__enable(pb->evl.evlist);
 	return 0;
@@ -556,6 +706,7 @@ static int perf_stop(struct np_backend *b)
 
 	perf_evlist__disable(pb->evl.evlist);
 	np_perf_sideband_enable(pb->sb, 0);
+	pb->flush_all = 1;	/* the next drain empties the queue */
 	return 0;
 }
 
@@ -571,17 +722,18 @@ static int perf_poll(struct np_backend *b, int timeout_ms)
 	 * them (poll would return at once forever) and say it is gone.
 	 */
 	if (ret > 0 && pb->pid >= 0 &&
-	    perf_evlist__filter_pollfd(pb->evl.evlist, POLLERR | POLLHUP) == 0)
+	    perf_evlist__filter_pollfd(pb->evl.evlist, POLLERR | POLLHUP) == 0) {
+		pb->flush_all = 1;	/* nothing more will be written */
 		return -ESRCH;
+	}
 	return ret;
 }
 
 static int perf_drain(struct np_backend *b, np_event_fn fn, void *arg)
 {
 	struct perf_backend *pb = (struct perf_backend *)b;
-	int n = np_perf_sideband_drain(pb->sb, fn, arg, &pb->lost);
 
-	return n + evl_drain(&pb->evl, pb->sb, pb, fn, arg, &pb->lost);
+	return drain_ordered(pb->sb, pb, pb->flush_all, fn, arg, &pb->lost);
 }
 
 static int perf_stats(struct np_backend *b, struct np_backend_stats *st)
@@ -651,6 +803,8 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		free(pb);
 		return NULL;
 	}
+	/* sample_id of SAMPLE_TYPE: TID, TIME, CPU: one word after TIME */
+	pb->evl.time_from_end = 1;
 	if (errlen)
 		err[0] = '\0';	/* the cycles attempt may have left a line */
 	return &pb->base;
