@@ -124,6 +124,16 @@ group=$(sed -n 's/^Group=//p' "$unit")
 umask_=$(sed -n 's/^UMask=//p' "$unit")
 sandboxed_daemon() { # BOUNDING-SET: run nmiprofd ~3 s, print its kernel hot spots
 	rm -rf /var/lib/nmiprof/profile /var/lib/nmiprof/lockups
+	# Another user's process, started before the daemon (its mappings come
+	# from /proc/PID/maps), from a binary deleted since: the symbolizer
+	# can only open it through /proc/PID/map_files.  Perl's interpreter
+	# loop runs in functions perl exports, so they have names.
+	cp /usr/bin/perl /tmp/perl-deleted
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		/tmp/perl-deleted -e '$SIG{ALRM} = sub { exit }; alarm 6; $i++ while 1' &
+	echo $! >/tmp/busy.pid
+	sleep 0.5
+	rm /tmp/perl-deleted
 	(umask "$umask_"
 	 exec setpriv --bounding-set="$1" --inh-caps=-all --regid="$group" --clear-groups \
 		--no-new-privs nmiprofd --backend libperf --slice-seconds 1) >/tmp/nmiprofd.log 2>&1 &
@@ -138,6 +148,14 @@ sandboxed_daemon() { # BOUNDING-SET: run nmiprofd ~3 s, print its kernel hot spo
 	kill -TERM $pid
 	wait $pid || echo "nmiprofd exited with $?" >>/tmp/nmiprofd.log
 	nmiprof report --kernel -n 20 2>&1 | grep '\[k\]' | awk '{ print $NF }'
+	nmiprof report --user --pid "$(cat /tmp/busy.pid)" -n 5 >/tmp/user-report 2>&1
+	wait "$(cat /tmp/busy.pid)" 2>/dev/null
+}
+# "named/all" of the user hot spots of the other user's process
+user_named() {
+	local all
+	all=$(grep -v '^#' /tmp/user-report | grep -v '^Overhead' | awk 'NF { print $NF }')
+	echo "$(grep -v '^0x' <<<"$all" | grep -c .)/$(grep -c . <<<"$all")"
 }
 echo "-- nmiprofd with the unit's credentials (bounding set $caps, group $group)"
 ksyms=$(sandboxed_daemon "$caps")
@@ -158,8 +176,13 @@ world=$(find /var/lib/nmiprof -perm /o=rwx 2>&1)
 named=$(grep -v '^0x' <<<"$ksyms" | grep -c .)
 [ "$named" -gt 0 ] && ok "kernel frames symbolized ($named of $(grep -c . <<<"$ksyms") hot spots named)" ||
 	fail "no kernel frame symbolized: $(echo $ksyms | cut -c1-100)"
+u=$(user_named)
+[ "${u%/*}" -gt 0 ] && ok "another user's process, binary deleted, symbolized ($u user hot spots named)" ||
+	{ fail "another user's process, binary deleted, not symbolized ($u named)"; sed 's/^/     /' /tmp/user-report; }
 ksyms=$(sandboxed_daemon "${caps/,+syslog/}")
 echo "info without CAP_SYSLOG: $(grep -v '^0x' <<<"$ksyms" | grep -c .) of $(grep -c . <<<"$ksyms") kernel hot spots named"
+sandboxed_daemon "${caps/,+checkpoint_restore/}" >/dev/null
+echo "info without CAP_CHECKPOINT_RESTORE: $(user_named) user hot spots of that process named"
 
 # --- purge ----------------------------------------------------------------
 echo "-- dpkg --purge: everything goes except the store"

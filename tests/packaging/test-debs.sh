@@ -9,7 +9,9 @@
 # in-chroot.sh): DKMS builds nmiprof.ko for the first test kernel on
 # install and for the others when their headers arrive later, the unit
 # passes systemd-analyze verify, `nmiprof --version` runs, the group, store
-# and socket dirs exist, and a purge removes everything but the store.
+# and socket dirs exist, nmiprofd works with only the unit's capability
+# bounding set, group and umask (it samples the machine for a few seconds
+# through perf events), and a purge removes everything but the store.
 #
 # The chroot comes from a tarball cached in ${NMIPROF_CACHE:-/var/cache/
 # nmiprof}, built on first use (debootstrap from the host's mirror; a few
