@@ -4,8 +4,9 @@
  * the .symtab of a /usr/lib/debug/.build-id/ file), the PT_LOAD segments
  * that map file offsets to symbol addresses, and the NT_GNU_BUILD_ID.
  *
- * An object is read completely when first mapped and then closed: its
- * symbols survive the file being deleted or replaced.  Objects are shared
+ * An object is opened when first mapped, and read completely (then
+ * closed) when first looked up: most mapped objects are never sampled,
+ * and the open file keeps a deleted or replaced one readable.  Objects are shared
  * between processes, keyed by build-id, else by device, inode, size and
  * mtime (a replaced file is a new object).  [vdso] is read from memory.
  */
@@ -250,6 +251,8 @@ static struct np_dso *vdso_get(struct np_dso_cache *c)
 	if (!d)
 		return NULL;
 	d->path = np_arena_strdup(c->arena, "[vdso]", 6);
+	d->fd = -1;
+	d->loaded = 1;
 	d->next = c->head;
 	c->head = d;
 	if (!img || memcmp(eh->e_ident, ELFMAG, SELFMAG))
@@ -306,27 +309,51 @@ struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 		d->build_id_size = build_id_size > 20 ? 20 : build_id_size;
 		memcpy(d->build_id, build_id, d->build_id_size);
 	}
+	d->fd = -1;
+	d->next = c->head;
+	c->head = d;
 	if (fd >= 0) {
 		d->dev = st.st_dev;
 		d->ino = st.st_ino;
 		d->size = st.st_size;
 		d->mtime = st.st_mtime;
-		load_elf(d, c, fd);
-		close(fd);
-		/* same object reached by another path or build-id source */
-		if (!build_id_size && d->build_id_size) {
-			struct np_dso *o = find_by_build_id(c, d->build_id,
-							   d->build_id_size);
-			if (o && o->elf) {
+		d->fd = fd;
+		c->nr_fds++;
+		/* bounded open files: past the cap, read now */
+		if (c->nr_fds > NP_DSO_MAX_FDS)
+			np_dso_ready(c, d);
+	} else {
+		d->loaded = 1;		/* nothing to read */
+	}
+	return d;
+}
+
+struct np_dso *np_dso_ready(struct np_dso_cache *c, struct np_dso *d)
+{
+	if (d->loaded)
+		return d->same ? d->same : d;
+	d->loaded = 1;
+	if (d->fd < 0)
+		return d;
+	load_elf(d, c, d->fd);
+	close(d->fd);
+	d->fd = -1;
+	c->nr_fds--;
+	/* same object reached by another path: share the one read first */
+	if (d->build_id_size) {
+		for (struct np_dso *o = c->head; o; o = o->next) {
+			if (o != d && o->loaded && o->elf && !o->same &&
+			    o->build_id_size == d->build_id_size &&
+			    !memcmp(o->build_id, d->build_id, d->build_id_size)) {
 				np_symtab_free(&d->syms);
 				free(d->segs);
-				free(d);
+				d->segs = NULL;
+				d->nr_segs = 0;
+				d->same = o;
 				return o;
 			}
 		}
 	}
-	d->next = c->head;
-	c->head = d;
 	return d;
 }
 
@@ -349,6 +376,8 @@ void np_dso_cache_free(struct np_dso_cache *c)
 		struct np_dso *d = c->head;
 
 		c->head = d->next;
+		if (d->fd >= 0)
+			close(d->fd);
 		np_symtab_free(&d->syms);
 		free(d->segs);
 		free(d);

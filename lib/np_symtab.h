@@ -58,6 +58,9 @@ struct np_dso {
 	off_t size;
 	int64_t mtime;
 	int elf;		/* symbols loaded from an ELF file */
+	int loaded;		/* read (or found unreadable): segs, syms valid */
+	int fd;			/* the mapped file until it is read, else -1 */
+	struct np_dso *same;	/* once read: the same object (build-id) read first */
 	struct np_load_seg *segs;
 	int nr_segs;
 	struct np_symtab syms;
@@ -67,17 +70,24 @@ struct np_dso_cache {
 	struct np_dso *head;
 	struct np_arena *arena;
 	const char *debug_root;	/* "/usr/lib/debug" */
+	int nr_fds;		/* dsos holding a file not yet read */
 };
+/* Files held open unread at most; beyond, a new dso is read at once. */
+#define NP_DSO_MAX_FDS	128
 /*
  * The dso for a mapping of path in pid.  Opens path, or pid's
- * /proc/PID/map_files entry when path is gone, reads it once and keeps
- * its symbols, so the file may later be deleted or replaced.  Never NULL
- * unless out of memory: an unreadable file yields a dso without symbols.
+ * /proc/PID/map_files entry when path is gone, and keeps the file open
+ * (cheap) but reads its symbols (costly) only at the first lookup, by
+ * np_dso_ready(): the file may be deleted or replaced in between.  Never
+ * NULL unless out of memory: an unreadable file yields a dso without
+ * symbols.
  */
 struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 			  const uint8_t *build_id, int build_id_size,
 			  uint32_t pid, uint64_t start, uint64_t end);
-/* Map a file offset to the ELF virtual address symbols use. */
+/* Read d if not yet done; returns the dso to look symbols up in. */
+struct np_dso *np_dso_ready(struct np_dso_cache *c, struct np_dso *d);
+/* Map a file offset to the ELF virtual address symbols use (d ready). */
 int np_dso_off_to_vaddr(const struct np_dso *d, uint64_t off, uint64_t *vaddr);
 void np_dso_cache_free(struct np_dso_cache *c);
 
@@ -86,10 +96,17 @@ struct np_perfmap {
 	const char *path;
 	off_t size;		/* of the file when last read */
 	int64_t mtime;
+	uint64_t next_check_ns;	/* no stat() before (CLOCK_MONOTONIC) */
 	struct np_symtab syms;
 };
-/* (Re)load when the file changed; returns 0 if the map has symbols. */
+/*
+ * (Re)load when the file changed, looking at most once a second (most
+ * processes have no map: an unresolved address must not cost a stat()
+ * each time); returns 0 if the map has symbols.
+ */
 int np_perfmap_refresh(struct np_perfmap *m, struct np_arena *a, uint32_t pid);
+/* Look at the file at the next refresh (new code was mapped). */
+void np_perfmap_recheck(struct np_perfmap *m);
 void np_perfmap_free(struct np_perfmap *m);
 
 /* maps.c: per-process address space, fed by side-band events. */
@@ -103,6 +120,7 @@ struct np_proc {
 	struct np_proc *next;
 	uint32_t pid;
 	int loaded;		/* /proc/PID/maps read, or exec seen */
+	int exited;		/* EXIT seen: a FORK of this pid is a new process */
 	struct np_map *maps;
 	size_t nr, cap;
 	struct np_perfmap *jit;

@@ -74,6 +74,8 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 		if (!(ev->mmap.prot & 4 /* PROT_EXEC */))
 			return;
 		pr = proc_seen(s, ev->mmap.pid);
+		if (pr && pr->jit)
+			np_perfmap_recheck(pr->jit);	/* new code: maybe JIT's */
 		if (pr)
 			np_proc_add_map(&s->procs, pr, ev->mmap.start, ev->mmap.len,
 					ev->mmap.pgoff, ev->mmap.filename,
@@ -87,20 +89,36 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 		if (pr) {
 			np_proc_clear(pr);
 			pr->loaded = 1;
+			pr->exited = 0;
 		}
 		break;
 	case NP_EV_FORK:
 		if (ev->task.pid == ev->task.ppid)
 			return;		/* a new thread shares the maps */
+		pr = np_procs_get(&s->procs, ev->task.pid, 0);
+		/*
+		 * Events come in time order, but should a FORK ever come after
+		 * the child's own exec and mmaps, it must not overwrite them
+		 * with the parent's: only a new pid, or one whose previous
+		 * process exited, inherits.
+		 */
+		if (pr && pr->loaded && !pr->exited)
+			return;
 		parent = proc_seen(s, ev->task.ppid);
 		pr = np_procs_get(&s->procs, ev->task.pid, 1);
 		if (pr && parent) {
 			np_proc_copy(pr, parent);
 			pr->loaded = 1;
+			pr->exited = 0;
 		}
 		break;
+	case NP_EV_EXIT:
+		/* keep the maps, samples may still be queued */
+		if (ev->task.pid == ev->task.tid &&
+		    (pr = np_procs_get(&s->procs, ev->task.pid, 0)))
+			pr->exited = 1;
+		break;
 	default:
-		/* EXIT: keep the maps, samples may still be queued. */
 		break;
 	}
 }
@@ -111,6 +129,7 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	struct np_proc *pr = proc_seen(s, pid);
 	const struct np_symdef *sym;
 	const struct np_map *m;
+	struct np_dso *dso;
 	uint64_t off, vaddr;
 
 	out->dso = "[unknown]";
@@ -141,10 +160,11 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	off = addr - m->start + m->pgoff;
 	out->dso = m->name;
 	out->offset = off;
-	if (np_dso_off_to_vaddr(m->dso, off, &vaddr) < 0)
+	dso = np_dso_ready(&s->dsos, m->dso);
+	if (np_dso_off_to_vaddr(dso, off, &vaddr) < 0)
 		return 1;
 	out->offset = vaddr;
-	sym = np_symtab_find(&m->dso->syms, vaddr);
+	sym = np_symtab_find(&dso->syms, vaddr);
 	if (!sym)
 		return 1;
 	out->name = sym->name;

@@ -318,6 +318,19 @@ int main(void)
 	strcpy(ev.comm.comm, "other");
 	np_symbolizer_event(s, &ev);
 	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "exec");
+	/* a FORK seen after the child's exec does not bring the parent's maps back */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_FORK;
+	ev.task.pid = ev.task.tid = fake_child;
+	ev.task.ppid = ev.task.ptid = fake;
+	np_symbolizer_event(s, &ev);
+	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "late-fork");
+	/* once it exited, its pid forked anew inherits again */
+	ev.type = NP_EV_EXIT;
+	np_symbolizer_event(s, &ev);
+	ev.type = NP_EV_FORK;
+	np_symbolizer_event(s, &ev);
+	expect_all(s, fake_child, &a, "/prog", "pid-reuse-fork");
 	/* 5. binary replaced (new inode) and process exited after being seen */
 	if (sh("cp %s %s.new && mv %s.new %s", sbin, bin, bin, bin) == 0) {
 		stop(&a);
@@ -334,7 +347,25 @@ int main(void)
 	f = fopen(mapf, "a");	/* the JIT keeps appending */
 	fputs("7f0000003000 100 jit_three\n", f);
 	fclose(f);
+	/*
+	 * The map is re-read at most once a second, or when new executable
+	 * memory is mapped, as a JIT does for more code: say so.
+	 */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_MMAP;
+	ev.mmap.pid = ev.mmap.tid = fake + 5;
+	ev.mmap.start = 0x7f0000003000;
+	ev.mmap.len = 0x1000;
+	ev.mmap.prot = 5;	/* PROT_READ | PROT_EXEC */
+	ev.mmap.filename = "//anon";
+	np_symbolizer_event(s, &ev);
 	expect(s, fake + 5, 0x7f0000003010, "jit_three", 0x10, mapf, "perf-map-append");
+	/* ... or a second later without one */
+	f = fopen(mapf, "a");
+	fputs("7f0000005000 100 jit_four\n", f);
+	fclose(f);
+	usleep(1100 * 1000);
+	expect(s, fake + 5, 0x7f0000005010, "jit_four", 0x10, mapf, "perf-map-later");
 	unlink(mapf);
 	/* 7. nothing known: never dropped */
 	CHECK(np_symbolize(s, fake + 6, 0x1234, 0, &sym) != 0);
