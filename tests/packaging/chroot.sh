@@ -15,7 +15,8 @@
 #       Run CMD in ROOT with /proc and /dev mounted, inside a private mount
 #       namespace: the mounts vanish with the command, even when it is killed.
 #
-# The cache lives in ${NMIPROF_CACHE:-/var/cache/nmiprof}/chroot-*.tar.zst.
+# The cache lives in ${NMIPROF_CACHE:-/var/cache/nmiprof}/chroot-*.tar.zst
+# (about 220 MB; one unused for two weeks is deleted).
 # Nothing outside ROOT and the cache is written.
 set -euo pipefail
 
@@ -142,6 +143,10 @@ prepare() {
 	tarball=$CACHE/chroot-$SUITE-$key.tar.zst
 	[ -f "$tarball" ] || build_cache "$tarball" "$recipe"
 	rm -f "$recipe"
+	# Recipes change (a kernel ABI bump, new dependencies): a cache unused
+	# for two weeks goes.
+	touch "$tarball"
+	find "$CACHE" -maxdepth 1 -name "chroot-$SUITE-*.tar.zst" -mtime +14 -delete
 	# A leftover ROOT is only ever a plain directory: mounts never outlive
 	# run_in's namespace.
 	rm -rf --one-file-system "$root"

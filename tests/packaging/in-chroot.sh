@@ -184,6 +184,18 @@ echo "info without CAP_SYSLOG: $(grep -v '^0x' <<<"$ksyms" | grep -c .) of $(gre
 sandboxed_daemon "${caps/,+checkpoint_restore/}" >/dev/null
 echo "info without CAP_CHECKPOINT_RESTORE: $(user_named) user hot spots of that process named"
 
+# --- upgrade path ---------------------------------------------------------
+# Reinstalling runs the maintainer scripts' upgrade branch; a local edit of
+# the conffile must survive it.
+echo "# local edit" >>/etc/nmiprof/nmiprofd.conf
+if dpkg -i "$debdir"/nmiprof_"$version"-1_amd64.deb >/tmp/dpkg-reinstall.log 2>&1 &&
+   grep -qx "# local edit" /etc/nmiprof/nmiprofd.conf; then
+	ok "reinstall (upgrade path) keeps the local edit of nmiprofd.conf"
+else
+	fail "reinstall (upgrade path) or the conffile edit"
+	tail -n 20 /tmp/dpkg-reinstall.log | sed 's/^/     /'
+fi
+
 # --- purge ----------------------------------------------------------------
 echo "-- dpkg --purge: everything goes except the store"
 echo "a profile slice" >/var/lib/nmiprof/test-slice
