@@ -227,19 +227,64 @@ static uint32_t map_str(struct seg_maps *m, uint32_t g)
  * but keep it per thread anyway. */
 static __thread const struct np_stacktab *sort_st;
 
+static int str_cmp(uint32_t x, uint32_t y)
+{
+	if (x == y)
+		return 0;
+	if (x == NP_ID_NONE || y == NP_ID_NONE)
+		return x == NP_ID_NONE ? -1 : 1;
+	return strcmp(np_stacktab_str_get(sort_st, x),
+		      np_stacktab_str_get(sort_st, y));
+}
+
+/*
+ * Frames by (dso, name, offset), compared as strings: the order depends
+ * only on the segment's content, not on the order the live table saw
+ * the frames, so names are interned in sorted order (adjacent strings
+ * share prefixes; the name column is small deltas) and the offsets of
+ * unnamed frames, and of frames in one function, are small deltas.
+ */
 static int frame_cmp(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b, dx, dy, n;
-	uint64_t ox = np_stacktab_frame_get(sort_st, x)->offset;
-	uint64_t oy = np_stacktab_frame_get(sort_st, y)->offset;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct np_sym *fx = np_stacktab_frame_get(sort_st, x);
+	uint64_t ox = fx->offset;
+	int kx = fx->kernel;
+	const struct np_sym *fy = np_stacktab_frame_get(sort_st, y);
+	uint32_t dx, dy, nx, ny;
+	int c;
 
-	np_stacktab_frame_strs(sort_st, x, &dx, &n);
-	np_stacktab_frame_strs(sort_st, y, &dy, &n);
-	if (dx != dy)
-		return dx < dy ? -1 : 1;
-	if (ox != oy)
-		return ox < oy ? -1 : 1;
-	return x < y ? -1 : x > y;
+	np_stacktab_frame_strs(sort_st, x, &dx, &nx);
+	np_stacktab_frame_strs(sort_st, y, &dy, &ny);
+	c = str_cmp(dx, dy);
+	if (!c && kx != fy->kernel)
+		c = kx < fy->kernel ? -1 : 1;
+	if (!c)
+		c = str_cmp(nx, ny);
+	if (!c && ox != fy->offset)
+		c = ox < fy->offset ? -1 : 1;
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+/*
+ * What frame i's offset is stored relative to (version 3): the previous
+ * row's offset if both rows are in one DSO and one function (or both
+ * unnamed there), else 0.  Rows are in frame_cmp order, so that is a
+ * small step within a function or between unnamed addresses of a DSO,
+ * and the plain (small) offset into a function otherwise.
+ */
+static uint64_t off_base(const struct np_stacktab *st, const uint32_t *lframe_g,
+			 uint32_t i)
+{
+	uint32_t d0, n0, d1, n1;
+
+	if (!i)
+		return 0;
+	np_stacktab_frame_strs(st, lframe_g[i - 1], &d0, &n0);
+	np_stacktab_frame_strs(st, lframe_g[i], &d1, &n1);
+	if (d0 != d1 || n0 != n1)
+		return 0;
+	return np_stacktab_frame_get(st, lframe_g[i - 1])->offset;
 }
 
 /*
@@ -342,16 +387,18 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	}
 	/* Local node ids in depth-first preorder: a parent precedes its
 	 * children and a call chain gets consecutive ids, so the parent
-	 * column is mostly 1s.  Frames are sorted by (dso, offset), so the
-	 * offset column is small deltas. */
+	 * column is mostly 1s.  Frames are sorted by content (frame_cmp),
+	 * so the name and offset columns are small deltas. */
 	lframe_g = malloc((gf ? gf : 1) * sizeof(*lframe_g));
 	lstr_g = malloc((gs ? gs : 1) * sizeof(*lstr_g));
-	if (!lframe_g || !lstr_g || dfs_order(st, &m, gn, &lnode))
+	if (!lframe_g || !lstr_g)
 		goto out;
-	for (uint32_t i = 0; i < m.nr_nodes; i++) {
+	for (uint32_t n = 1; n < gn; n++) {
 		uint32_t p, f;
 
-		np_stacktab_node(st, lnode[i], &p, &f);
+		if (!m.node[n])
+			continue;
+		np_stacktab_node(st, n, &p, &f);
 		if (!m.frame[f]) {
 			lframe_g[m.nr_frames++] = f;
 			m.frame[f] = 1;
@@ -361,6 +408,8 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	qsort(lframe_g, m.nr_frames, sizeof(*lframe_g), frame_cmp);
 	for (uint32_t i = 0; i < m.nr_frames; i++)
 		m.frame[lframe_g[i]] = i + 1;
+	if (dfs_order(st, &m, gn, &lnode))
+		goto out;
 	/* Strings: frames' dso and names, then comms. */
 	for (uint32_t i = 0; i < m.nr_frames; i++) {
 		uint32_t d, nm;
@@ -397,17 +446,22 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		put_var(&b, (uint64_t)(m.str[d] - 1) << 1 |
 			   np_stacktab_frame_get(st, lframe_g[i])->kernel);
 	}
-	for (uint32_t i = 0; i < m.nr_frames; i++) {
+	for (uint32_t i = 0, prev = 0; i < m.nr_frames; i++) {
 		uint32_t d, nm;
 
 		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
-		put_var(&b, nm == NP_ID_NONE ? 0 : m.str[nm]);
+		if (nm == NP_ID_NONE) {
+			put_var(&b, 0);
+			continue;
+		}
+		/* names are interned in frame order: deltas are mostly +1 */
+		put_var(&b, zigzag((int64_t)(m.str[nm] - 1) - prev) + 1);
+		prev = m.str[nm] - 1;
 	}
-	for (uint64_t i = 0, prev = 0; i < m.nr_frames; i++) {
+	for (uint32_t i = 0; i < m.nr_frames; i++) {
 		uint64_t off = np_stacktab_frame_get(st, lframe_g[i])->offset;
 
-		put_var(&b, zigzag((int64_t)(off - prev)));
-		prev = off;
+		put_var(&b, zigzag((int64_t)(off - off_base(st, lframe_g, i))));
 	}
 	/* nodes: how many levels up from the previous node's depth the
 	 * parent is (preorder: 0 = child of the previous node), then frame */
@@ -677,12 +731,35 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 				r.bad = 1;
 			dk[i] = (uint32_t)v;
 		}
-		for (uint32_t i = 0; i < nf && !r.bad; i++)
-			nm[i] = get_id(&r, in.nr_strings + 1);
+		if (in.version >= 3) {
+			uint64_t prev = 0;	/* wraps: one range check */
+
+			for (uint32_t i = 0; i < nf && !r.bad; i++) {
+				uint64_t v = get_var(&r);
+
+				nm[i] = 0;
+				if (!v)
+					continue;
+				prev += (uint64_t)unzigzag(v - 1);
+				if (prev >= in.nr_strings)
+					r.bad = 1;
+				nm[i] = (uint32_t)prev + 1;
+			}
+		} else {
+			for (uint32_t i = 0; i < nf && !r.bad; i++)
+				nm[i] = get_id(&r, in.nr_strings + 1);
+		}
 		for (uint64_t i = 0, prev = 0; i < nf && !r.bad; i++) {
-			uint64_t off = in.version >= 2 ?
-				       prev + (uint64_t)unzigzag(get_var(&r)) :
-				       get_var(&r);
+			uint64_t off;
+
+			/* v3: relative to the previous row only within one
+			 * DSO and function (off_base()) */
+			if (in.version >= 3 && (!i || dk[i] >> 1 != dk[i - 1] >> 1 ||
+						nm[i] != nm[i - 1]))
+				prev = 0;
+			off = in.version >= 2 ?
+			      prev + (uint64_t)unzigzag(get_var(&r)) :
+			      get_var(&r);
 
 			prev = off;
 

@@ -11,9 +11,11 @@
 #include "store.h"
 
 #define NP_SEG_MAGIC	"NMIPSEG\n"	/* 8 bytes, no NUL on disk */
-/* 2: nodes in preorder with an "up" column, frame offsets delta-coded in
- * (dso, offset) order.  1 (id - parent, absolute offsets) is still read. */
-#define NP_SEG_VERSION	2
+/* 3: frame name column delta-coded, node frame column predicted from the
+ * parent's and previous sibling's frames.  2: nodes in preorder with an
+ * "up" column, frame offsets delta-coded in (dso, offset) order.
+ * 1 (id - parent, absolute offsets) and 2 are still read. */
+#define NP_SEG_VERSION	3
 #define NP_SEG_VERSION_MIN	1
 /* A header that passes its CRC but claims more than this is rejected
  * before anything is allocated. */
