@@ -270,7 +270,10 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 	struct np_agg_entry *e;
 
 	raw_hash(s, &h1, &h2);
-	if (!a->raw || (a->raw_used + 1) * 2 > a->raw_mask + 1) {
+	/* load <= 3/4: entries are 24 bytes and there is one per distinct
+	 * raw stack, so this table is a good part of the daemon's RSS */
+	if (!a->raw || ((uint64_t)a->raw_used + 1) * 4 >
+		       ((uint64_t)a->raw_mask + 1) * 3) {
 		if (raw_grow(a))
 			goto nomem;
 	}

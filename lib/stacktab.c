@@ -42,7 +42,7 @@ struct np_stacktab {
 	 * nodes[] on resize.  Nodes dominate memory with many stacks, and
 	 * only a raw-cache miss ever probes here, so 4 bytes a slot. */
 	uint32_t *node_slot;
-	uint32_t node_mask;		/* size - 1; size 0 if node_slot NULL */
+	uint32_t node_size;		/* slots; 0 if node_slot NULL */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
 };
 
@@ -126,7 +126,7 @@ void np_stacktab_clear(struct np_stacktab *st)
 	np_idx_clear(&st->frame_idx);
 	if (st->node_slot)
 		memset(st->node_slot, 0,
-		       ((size_t)st->node_mask + 1) * sizeof(*st->node_slot));
+		       (size_t)st->node_size * sizeof(*st->node_slot));
 	st_init(st);	/* cannot fail: capacity and index slots remain */
 }
 
@@ -137,7 +137,7 @@ size_t np_stacktab_mem(const struct np_stacktab *st)
 	       (size_t)st->cap_frames * sizeof(*st->frames) +
 	       (size_t)st->cap_nodes * sizeof(*st->nodes) +
 	       np_idx_mem(&st->str_idx) + np_idx_mem(&st->frame_idx) +
-	       (st->node_slot ? ((size_t)st->node_mask + 1) * 4 : 0);
+	       (size_t)st->node_size * sizeof(*st->node_slot);
 }
 
 uint32_t np_stacktab_str(struct np_stacktab *st, const char *s, size_t len)
@@ -248,30 +248,47 @@ uint32_t np_stacktab_nr_frames(const struct np_stacktab *st)
 	return st->nr_frames;
 }
 
-static uint32_t node_hash(uint32_t parent, uint32_t frame)
+/* The home slot of (parent, frame) in a table of size slots: the hash
+ * scaled to [0, size), so the size need not be a power of two. */
+static uint32_t node_home(uint32_t parent, uint32_t frame, uint32_t size)
 {
-	return (uint32_t)(np_hash_u64(((uint64_t)parent << 32) | frame) >> 32);
+	uint64_t h = np_hash_u64(((uint64_t)parent << 32) | frame) >> 32;
+
+	return (uint32_t)((h * size) >> 32);
 }
 
-/* Load factor <= 3/4: linear probing stays short, slots stay small. */
+static uint32_t node_next(uint32_t pos, uint32_t size)
+{
+	return pos + 1 == size ? 0 : pos + 1;
+}
+
+/*
+ * Load factor <= 3/4: linear probing stays short, slots stay small.  The
+ * index grows by 1.5x, not 2x: with millions of nodes it is a third of
+ * the table's memory, and doubling left it at 3/8 full on average.
+ */
 static int node_idx_grow(struct np_stacktab *st)
 {
-	uint32_t size = st->node_slot ? (st->node_mask + 1) * 2 : 1024;
-	uint32_t *ns = calloc(size, sizeof(*ns));
+	uint64_t want = st->node_size ? (uint64_t)st->node_size * 3 / 2 : 1024;
+	uint32_t size, *ns;
 
+	if (want > UINT32_MAX)
+		return -1;
+	size = (uint32_t)want;
+	ns = calloc(size, sizeof(*ns));
 	if (!ns)
 		return -1;
 	for (uint32_t id = 1; id < st->nr_nodes; id++) {
-		uint32_t pos = node_hash(st->nodes[id].parent,
-					 st->nodes[id].frame) & (size - 1);
+		uint32_t pos = node_home(st->nodes[id].parent,
+					 st->nodes[id].frame, size);
 
 		while (ns[pos])
-			pos = (pos + 1) & (size - 1);
+			pos = node_next(pos, size);
 		ns[pos] = id + 1;
 	}
 	free(st->node_slot);
 	st->node_slot = ns;
-	st->node_mask = size - 1;
+	st->node_size = size;
 	return 0;
 }
 
@@ -283,8 +300,8 @@ uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 	if (parent >= st->nr_nodes || frame >= st->nr_frames)
 		return NP_ID_NONE;
 	if (st->node_slot) {
-		for (pos = node_hash(parent, frame) & st->node_mask;
-		     st->node_slot[pos]; pos = (pos + 1) & st->node_mask) {
+		for (pos = node_home(parent, frame, st->node_size);
+		     st->node_slot[pos]; pos = node_next(pos, st->node_size)) {
 			id = st->node_slot[pos] - 1;
 			if (st->nodes[id].parent == parent &&
 			    st->nodes[id].frame == frame)
@@ -299,7 +316,7 @@ uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 	st->nodes[id].parent = parent;
 	st->nodes[id].frame = frame;
 	if (!st->node_slot ||
-	    (uint64_t)id * 4 >= ((uint64_t)st->node_mask + 1) * 3) {
+	    (uint64_t)id * 4 >= (uint64_t)st->node_size * 3) {
 		/* the rehash includes the new node once nr_nodes counts it */
 		st->nr_nodes++;
 		if (node_idx_grow(st)) {
@@ -308,9 +325,9 @@ uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 		}
 		return id;
 	}
-	pos = node_hash(parent, frame) & st->node_mask;
+	pos = node_home(parent, frame, st->node_size);
 	while (st->node_slot[pos])
-		pos = (pos + 1) & st->node_mask;
+		pos = node_next(pos, st->node_size);
 	st->node_slot[pos] = id + 1;
 	st->nr_nodes++;
 	return id;

@@ -28,7 +28,8 @@
 #define NP_STORE_DEFAULT_MAX_BYTES	(1ULL << 30)
 #define NP_STORE_DEFAULT_MAX_AGE_NS	(7ULL * 24 * 3600 * 1000000000ULL)
 #define NP_STORE_DEFAULT_SLICE_NS	(60ULL * 1000000000ULL)
-#define NP_STORE_DEFAULT_LEVEL		9	/* zstd */
+/* zstd level; 0 (the default) picks one by payload size: np_seg_encode() */
+#define NP_STORE_DEFAULT_LEVEL		0
 
 /* One line describing a skipped file or segment, without newline. */
 typedef void (*np_warn_fn)(void *arg, const char *msg);
@@ -47,7 +48,8 @@ struct np_seg_info {
 
 #define NP_SEG_F_BY_CPU		(1U << 0)
 
-/* Encode a's current slice.  *out is malloc'ed.  0 or -errno. */
+/* Encode a's current slice.  *out is malloc'ed.  0 or -errno.
+ * level: zstd level, or 0 to pick one by payload size. */
 int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		  int level, void **out, size_t *outlen);
 /* Validate a segment header at buf (len bytes available, >= header).
@@ -122,7 +124,7 @@ struct np_store_opts {
 	const char *dir;		/* NP_STORE_DEFAULT_DIR */
 	uint64_t max_bytes;		/* profiles + lockups, 0: unlimited */
 	uint64_t max_age_ns;		/* 0: unlimited */
-	int level;			/* zstd level */
+	int level;			/* zstd level, 0: by size */
 	np_warn_fn warn;
 	void *warn_arg;
 };

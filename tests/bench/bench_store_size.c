@@ -460,8 +460,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("== synthetic stream (generated, not recorded), %d Hz per CPU, "
-	       "%d s slices, zstd level %d ==\n", FREQ_HZ, SLICE_S,
-	       NP_STORE_DEFAULT_LEVEL);
+	       "%d s slices, default zstd level (19 up to 1 MiB, else 9) ==\n",
+	       FREQ_HZ, SLICE_S);
 	synthetic(2, 2000, 10);
 	synthetic(16, 4000, 5);
 	synthetic(16, 20000, 5);
