@@ -21,6 +21,7 @@
 #include <linux/printk.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <asm/ptrace.h>
@@ -37,8 +38,9 @@
 
 struct np_report_buf {
 	/* [0] for NMI, [1] for the recovery line an NMI may interrupt */
-	char	line[2][NP_REPORT_LINE];
-	u64	frames[NP_REPORT_FRAMES];
+	char		line[2][NP_REPORT_LINE];
+	u64		frames[NP_REPORT_FRAMES];
+	struct pt_regs	entry;		/* see np_report_stack() */
 };
 
 static struct np_report_buf __percpu *np_report_bufs;
@@ -90,26 +92,67 @@ static __printf(2, 3) void np_report_line(bool emerg, const char *fmt, ...)
 		pr_warn("%s", line + pre);
 }
 
-/* The interrupted kernel stack, innermost first, starting at regs->ip. */
-static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
-				    unsigned int max)
+/*
+ * Append the callers of regs->ip; the unwinder starts at the caller's.
+ * *@no_orc: regs->ip itself has no ORC data.
+ */
+static unsigned int np_report_unwind(struct pt_regs *regs, u64 *buf,
+				     unsigned int n, unsigned int max,
+				     bool *no_orc)
 {
 	struct unwind_state state;
 	unsigned long addr;
-	unsigned int n = 0;
 
-	if (user_mode(regs))
-		return 0;
-	buf[n++] = regs->ip;
-	/* Started from regs, the unwinder's first frame is the caller's. */
-	for (unwind_start(&state, current, regs, NULL);
-	     !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
+	unwind_start(&state, current, regs, NULL);
+	*no_orc = unwind_error(&state);
+	for (; !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
 		addr = unwind_get_return_address(&state);
 		if (!addr)
 			break;
 		buf[n++] = addr;
 	}
 	return n;
+}
+
+/*
+ * The interrupted kernel stack, innermost first, starting at regs->ip.
+ * Frames from *@guessed on rest on the guess explained below.
+ */
+static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
+				    unsigned int max, unsigned int *guessed)
+{
+	struct pt_regs *entry = &this_cpu_ptr(np_report_bufs)->entry;
+	unsigned long *sp = (unsigned long *)regs->sp;
+	void *stack = task_stack_page(current);
+	unsigned int n, guess;
+	bool no_orc;
+
+	*guessed = max;
+	if (user_mode(regs))
+		return 0;
+	buf[0] = regs->ip;
+	n = np_report_unwind(regs, buf, 1, max, &no_orc);
+	if (n > 1 || n == max || (void *)sp < stack ||
+	    (void *)(sp + 1) > stack + THREAD_SIZE)
+		return n;
+	/*
+	 * Nothing above regs->ip: its code has no ORC data, as the
+	 * retpoline thunks (UNWIND_HINT_EMPTY in 6.1, _UNDEFINED in 6.12)
+	 * that every indirect call goes through.  Such code is entered by
+	 * a call and mostly caught before it touches the stack, so try the
+	 * return address at sp.  It is kept only if the unwinder has ORC
+	 * data for it, i.e. it is kernel text, and is marked "?" like the
+	 * kernel's own guesses.  The unwinder checks every stack access.
+	 */
+	*entry = *regs;
+	entry->ip = READ_ONCE_NOCHECK(*sp);
+	entry->sp = (unsigned long)(sp + 1);
+	buf[n] = entry->ip;
+	guess = np_report_unwind(entry, buf, n + 1, max, &no_orc);
+	if (no_orc)
+		return n;
+	*guessed = n;
+	return guess;
 }
 
 static void np_report_regs(struct pt_regs *regs)
@@ -133,13 +176,13 @@ static void np_report_regs(struct pt_regs *regs)
 /* Task, registers and symbolized backtrace; returns the frames taken. */
 static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
 {
-	unsigned int i, nr;
+	unsigned int i, nr, guessed;
 
 	np_report_line(false, "CPU: %d PID: %d Comm: %.*s\n",
 		       smp_processor_id(), task_pid_nr(current),
 		       (int)sizeof(current->comm), current->comm);
 	np_report_regs(regs);
-	nr = np_report_stack(regs, frames, NP_REPORT_FRAMES);
+	nr = np_report_stack(regs, frames, NP_REPORT_FRAMES, &guessed);
 	if (!nr) {
 		np_report_line(false, "Call Trace: <user mode>\n");
 		return 0;
@@ -148,7 +191,8 @@ static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
 	/* frames[0] is regs->ip itself; the rest are return addresses. */
 	np_report_line(false, " %pS\n", (void *)frames[0]);
 	for (i = 1; i < nr; i++)
-		np_report_line(false, " %pB\n", (void *)frames[i]);
+		np_report_line(false, " %s%pB\n", i < guessed ? "" : "? ",
+			       (void *)frames[i]);
 	return nr;
 }
 

@@ -95,7 +95,7 @@ class Run:
     def check_trace(self, block, cpu, what):
         if not any("Call Trace:" in t for t in block):
             self.fail("%s: no Call Trace" % what)
-        elif not any(re.match(r"\s*\S+\+0x[0-9a-f]+/0x[0-9a-f]+", t) for t in block):
+        elif not any(re.match(r"\s*(\? )?\S+\+0x[0-9a-f]+/0x[0-9a-f]+", t) for t in block):
             self.fail("%s: no symbolized frame in the Call Trace" % what)
         if not any(t.startswith("RIP: ") for t in block):
             self.fail("%s: no registers" % what)
@@ -124,7 +124,7 @@ class Run:
                    for t in block):
             self.fail("%s: task line missing or wrong" % what)
         self.check_trace(block, cpu, what)
-        if not any(re.match(r"\s*nmiprof_lockup_spin\+0x", t) for t in block):
+        if not any(re.match(r"\s*(\? )?nmiprof_lockup_spin\+0x", t) for t in block):
             self.fail("%s: the spinning function is not in the backtrace" % what)
         else:
             self.ok("%s: report with nmiprof_lockup_spin in the backtrace" % what)
