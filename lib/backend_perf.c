@@ -41,6 +41,7 @@
 /* side-band records end with sample_id {pid, tid}, {time} */
 #define SIDEBAND_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 #define COMM_BUCKETS	4096
+#define IN_FLIGHT_NS	1000000ull	/* stamp-to-commit margin of a record */
 
 /* tid -> comm, because perf samples do not carry the comm. */
 struct comm_entry {
@@ -561,13 +562,16 @@ static uint64_t mono_now(void)
  * stamped after that one's commit: a record stamped before the horizon
  * has all its causes committed before the horizon, hence already read,
  * from whichever ring.  Records stamped later wait for the next drain.
+ * The horizon is set back by IN_FLIGHT_NS so that unrelated records,
+ * stamped before it but committed (from NMI or with preemption off)
+ * just after a ring was read, rarely come out of order either.
  * With flush_all (nothing is being written any more), everything goes.
  */
 static int drain_ordered(struct np_perf_sideband *sb, struct perf_backend *pb,
 			 int flush_all, np_event_fn fn, void *arg, uint64_t *lost)
 {
 	struct oe_sink k = { .sb = sb, .pb = pb, .fn = fn, .arg = arg, .lost = lost };
-	uint64_t horizon = flush_all ? UINT64_MAX : mono_now();
+	uint64_t horizon = flush_all ? UINT64_MAX : mono_now() - IN_FLIGHT_NS;
 
 	evl_read(&sb->evl, sb, SRC_SIDEBAND);
 	if (pb)
