@@ -94,7 +94,21 @@ done
 grep -qx ' /etc/nmiprof/nmiprofd.conf [0-9a-f]*' < <(dpkg-query -W -f='${Conffiles}\n' nmiprof) &&
 	ok "conffile: /etc/nmiprof/nmiprofd.conf" ||
 	fail "conffile: /etc/nmiprof/nmiprofd.conf is not a conffile of nmiprof"
-check "udev rule installed" test -f /lib/udev/rules.d/60-nmiprof.rules
+# Without /dev/nmiprof (no module loaded here) the rule cannot fire, but
+# udevadm test parses every rules file and names the lines it rejects
+# (unknown keys, an unknown group).  It needs a device: any misc one.
+rules=/lib/udev/rules.d/60-nmiprof.rules
+mount -t sysfs -o ro sysfs /sys
+dev=$(ls -d /sys/devices/virtual/misc/* 2>/dev/null | head -n 1)
+out=$(udevadm test --action=add "$dev" 2>&1)
+if ! grep -q "Reading rules file: .*/60-nmiprof.rules" <<<"$out"; then
+	fail "udev: $rules was not read by udevadm test $dev"
+elif grep -q "60-nmiprof.rules:[0-9]" <<<"$out"; then
+	fail "udev: $rules has errors"
+	grep "60-nmiprof.rules:[0-9]" <<<"$out" | sed 's/^/     /'
+else
+	ok "udev: $rules parses cleanly (group nmiprof known)"
+fi
 check "service enabled (multi-user.target.wants)" \
 	test -L /etc/systemd/system/multi-user.target.wants/nmiprofd.service
 

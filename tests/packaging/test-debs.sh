@@ -61,10 +61,10 @@ done
 mapfile -t deps < <(dpkg-deb -f "$deb" Depends | tr ',' '\n' |
 	sed -E 's/\(.*\)//; s/\|.*//; s/[[:space:]]//g' | grep . | sort -u)
 step "chroot (kernels: ${kernels[*]}; nmiprof needs: ${deps[*]})"
-# procps (/bin/kill of ExecReload=) and man-db (systemd-analyze verify
-# runs man for Documentation=) are on every standard Debian system, but
-# not in a minbase chroot.
-"$here/chroot.sh" prepare "$work/chroot" "${args[@]}" dkms systemd procps man-db "${deps[@]}"
+# procps (/bin/kill of ExecReload=), man-db (systemd-analyze verify runs
+# man for Documentation=) and udev (udevadm test checks the rule) are on
+# every standard Debian system, but not in a minbase chroot.
+"$here/chroot.sh" prepare "$work/chroot" "${args[@]}" dkms systemd procps man-db udev "${deps[@]}"
 
 mkdir -p "$work/chroot/tmp/nmiprof-test"
 cp "$deb" "$dkmsdeb" "$here/in-chroot.sh" "$work/chroot/tmp/nmiprof-test/"
@@ -72,11 +72,12 @@ step "checks in the chroot"
 rc=0
 "$here/chroot.sh" run "$work/chroot" /bin/bash /tmp/nmiprof-test/in-chroot.sh \
 	/tmp/nmiprof-test "$version" "${kernels[@]}" || rc=$?
-step "done"
 # The chroot is ~1 GB; keep it only when it has something to show.
 if [ $rc -eq 0 ]; then
+	step "removing the chroot"
 	rm -rf --one-file-system "$work/chroot"
 else
 	echo "$prog: FAILED; the chroot is kept for inspection: $work/chroot"
 fi
+step "done"
 exit $rc
