@@ -290,64 +290,81 @@ static uint64_t off_base(const struct np_stacktab *st, const uint32_t *lframe_g,
 /*
  * Number the marked nodes (m->node[n] != 0) 1.. in depth-first preorder,
  * siblings in creation order; *lnode maps local id - 1 to global id.
- * Works in arrays of the marked count, not of the whole table.
+ * Works in three arrays of the marked count, not of the whole table, and
+ * without child lists: a parent's id is below its children's, so one
+ * pass from the top down sums subtree sizes and one pass up hands each
+ * child the next free preorder number under its parent.
  */
 static int dfs_order(const struct np_stacktab *st, struct seg_maps *m,
 		     uint32_t gn, uint32_t **lnode)
 {
-	uint32_t nn = 0, k, root = NP_ID_NONE, sp = 0, local = 0;
-	uint32_t *order, *first, *next, *stack;
+	uint32_t nn = 0, k, root = 1;	/* root's next free number */
+	uint32_t *order, *cur, *pre;
 	int ret = -1;
 
 	for (uint32_t n = 1; n < gn; n++)
 		nn += !!m->node[n];
 	order = malloc((nn + 1) * sizeof(*order));
-	first = malloc((nn + 1) * sizeof(*first));
-	next = malloc((nn + 1) * sizeof(*next));
-	stack = malloc((nn + 1) * sizeof(*stack));
-	if (!order || !first || !next || !stack)
+	cur = malloc((nn + 1) * sizeof(*cur));
+	pre = malloc((nn + 1) * sizeof(*pre));
+	if (!order || !cur || !pre)
 		goto out;
 	k = 0;
 	for (uint32_t n = 1; n < gn; n++)
 		if (m->node[n]) {
 			order[k] = n;
+			cur[k] = 1;		/* subtree size, for now */
 			m->node[n] = ++k;	/* position + 1, for now */
 		}
-	for (k = 0; k < nn; k++)
-		first[k] = NP_ID_NONE;
-	/* prepend in descending order: lists end up ascending */
 	for (k = nn; k--;) {
-		uint32_t p, f, *head;
+		uint32_t p, f;
 
 		np_stacktab_node(st, order[k], &p, &f);
-		head = p == NP_STACK_EMPTY ? &root : &first[m->node[p] - 1];
-		next[k] = *head;
-		*head = k;
+		if (p != NP_STACK_EMPTY)
+			cur[m->node[p] - 1] += cur[k];
 	}
-	for (k = root; k != NP_ID_NONE || sp;) {
-		if (k == NP_ID_NONE) {
-			k = stack[--sp];
-			continue;
-		}
-		if (next[k] != NP_ID_NONE)
-			stack[sp++] = next[k];
-		next[k] = ++local;	/* reuse: local id of position k */
-		k = first[k];
+	/* Ascending positions: a parent is numbered before its children,
+	 * and siblings in creation order.  cur[k] turns from k's subtree
+	 * size into the next number free for k's children. */
+	for (k = 0; k < nn; k++) {
+		uint32_t p, f, *c;
+
+		np_stacktab_node(st, order[k], &p, &f);
+		c = p == NP_STACK_EMPTY ? &root : &cur[m->node[p] - 1];
+		pre[k] = *c;
+		*c += cur[k];
+		cur[k] = pre[k] + 1;
 	}
 	for (k = 0; k < nn; k++) {
-		m->node[order[k]] = next[k];
-		first[next[k] - 1] = order[k];
+		m->node[order[k]] = pre[k];
+		cur[pre[k] - 1] = order[k];
 	}
 	m->nr_nodes = nn;
-	*lnode = first;
-	first = NULL;
+	*lnode = cur;
+	cur = NULL;
 	ret = 0;
 out:
 	free(order);
-	free(first);
-	free(next);
-	free(stack);
+	free(cur);
+	free(pre);
 	return ret;
+}
+
+static void free_maps(struct seg_maps *m, struct np_agg_entry **sorted,
+		      uint32_t **lframe_g, uint32_t **lstr_g, uint32_t **lnode,
+		      uint32_t **depth)
+{
+	free(m->node);
+	free(m->frame);
+	free(m->str);
+	m->node = m->frame = m->str = NULL;
+	free(*sorted);
+	free(*lframe_g);
+	free(*lstr_g);
+	free(*lnode);
+	free(*depth);
+	*sorted = NULL;
+	*lframe_g = *lstr_g = *lnode = *depth = NULL;
 }
 
 /*
@@ -379,6 +396,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	struct buf b = { 0 };
 	struct np_seg_hdr *h;
 	uint8_t *seg = NULL;
+	uint32_t flags = 0;
 	size_t bound, clen;
 	int ret = -ENOMEM;
 
@@ -517,6 +535,12 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		put_var(&b, sorted[i].count);
 	if (b.oom)
 		goto out;
+	for (uint32_t i = 0; i < nr_ents; i++)
+		if (sorted[i].cpu != NP_CPU_ANY)
+			flags |= NP_SEG_F_BY_CPU;
+	/* Only the payload is needed from here: give the maps and orders
+	 * back before zstd and the output buffer add to the peak. */
+	free_maps(&m, &sorted, &lframe_g, &lstr_g, &lnode, &depth);
 
 	if (level <= 0)
 		level = seg_level(b.len);
@@ -534,10 +558,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	memcpy(h->magic, NP_SEG_MAGIC, sizeof(h->magic));
 	h->version = NP_SEG_VERSION;
 	h->hdr_size = sizeof(*h);
-	h->flags = 0;
-	for (uint32_t i = 0; i < nr_ents; i++)
-		if (sorted[i].cpu != NP_CPU_ANY)
-			h->flags |= NP_SEG_F_BY_CPU;
+	h->flags = flags;
 	h->start_ns = start_ns;
 	h->end_ns = end_ns;
 	h->samples = np_agg_samples(a);
@@ -557,14 +578,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 out:
 	free(seg);
 	free(b.p);
-	free(m.node);
-	free(m.frame);
-	free(m.str);
-	free(lframe_g);
-	free(lstr_g);
-	free(lnode);
-	free(depth);
-	free(sorted);
+	free_maps(&m, &sorted, &lframe_g, &lstr_g, &lnode, &depth);
 	return ret;
 }
 
