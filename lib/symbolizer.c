@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "np_symbols.h"
 #include "np_symtab.h"
 
@@ -16,9 +17,71 @@ struct np_symbolizer {
 	struct np_arena arena;
 	struct np_symtab ksyms;
 	char kwarning[256];
+	uint64_t mods_hash;		/* of /proc/modules' names and addresses */
+	uint64_t mods_checked_ns;	/* CLOCK_MONOTONIC of the last look */
 	struct np_dso_cache dsos;
 	struct np_procs procs;
 };
+
+/* FNV-1a over each loaded module's name and address: changes on (un)load. */
+static uint64_t modules_hash(void)
+{
+	uint64_t h = 1469598103934665603ULL;
+	char line[512], name[128], addr[32];
+	FILE *f = fopen("/proc/modules", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* name size refcount deps state address */
+		if (sscanf(line, "%127s %*s %*s %*s %*s %31s", name, addr) != 2)
+			continue;
+		for (const char *p = name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		for (const char *p = addr; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	}
+	fclose(f);
+	return h;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A kernel address we cannot resolve may be in a module loaded after we
+ * read /proc/kallsyms (a long-running daemon sees many).  Look at
+ * /proc/modules at most once a second, and re-read kallsyms only when
+ * the module list changed: the old names stay in the arena, so memory
+ * grows with module loads, not with misses.  Returns 1 if reloaded.
+ */
+static int ksyms_refresh(struct np_symbolizer *s)
+{
+	struct np_symtab fresh = { 0 };
+	uint64_t now = mono_ns(), h;
+	char warning[sizeof(s->kwarning)] = "";
+
+	if (now - s->mods_checked_ns < 1000000000ULL)
+		return 0;
+	s->mods_checked_ns = now;
+	h = modules_hash();
+	if (h == s->mods_hash)
+		return 0;
+	s->mods_hash = h;
+	if (np_ksyms_load(&fresh, &s->arena, "/proc/kallsyms", warning,
+			  sizeof(warning)) < 0) {
+		np_symtab_free(&fresh);
+		return 0;
+	}
+	np_symtab_free(&s->ksyms);
+	s->ksyms = fresh;
+	return 1;
+}
 
 struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
 {
@@ -39,6 +102,7 @@ struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
 	s->procs.arena = &s->arena;
 	s->procs.proc_root = "/proc";
 	/* Failure leaves kernel frames as dso+offset, with a warning. */
+	s->mods_hash = modules_hash();
 	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", s->kwarning,
 		      sizeof(s->kwarning));
 	return s;
@@ -184,6 +248,8 @@ int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	out->dso = "[kernel.kallsyms]";
 	out->offset = addr;
 	sym = np_symtab_find(&s->ksyms, addr);
+	if (!sym && ksyms_refresh(s))
+		sym = np_symtab_find(&s->ksyms, addr);
 	if (!sym)
 		return 1;
 	out->dso = sym->dso;
