@@ -18,6 +18,8 @@ PACKAGES=(
 	# comparisons and interactive tests: perf, top driven through tmux,
 	# pprof decoded by protoc, the flame graph's script run by node
 	linux-perf tmux protobuf-compiler nodejs
+	# the packaging test: .debs built and installed into a Debian chroot
+	debootstrap rsync dpkg-dev debhelper dh-dkms
 )
 # apt lists older than this are refreshed before installing anything.
 LISTS_MAX_AGE_MIN=360
