@@ -283,7 +283,7 @@ static int __init np_init(void)
 		return -EINVAL;
 	}
 	if (!np_entry_check())
-		pr_warn("nmiprof: nested-NMI entry fix (repeat_nmi/end_repeat_nmi) not found; user stacks and all faulting NMI work disabled, see packaging/kernel-patches/\n");
+		pr_warn("nmiprof: nested-NMI entry fix (repeat_nmi/end_repeat_nmi) not found; user stacks and all faulting NMI work disabled, see packaging/kernel-patches/ (installed: /usr/share/doc/nmiprof-dkms/kernel-patches/)\n");
 
 	ret = np_session_init(freq, source, user_stacks);
 	if (ret)
