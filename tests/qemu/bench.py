@@ -112,6 +112,8 @@ class Scenario:
                 if val not in ("required", "optional", "none"):
                     raise ValueError(val)
                 self.kmod = val
+            elif key == "label":
+                pass  # ctest label, read by qemu.cmake
             elif key == "nmi":
                 rate, duration = val.split()
                 self.nmi_rate, self.nmi_duration = float(rate), float(duration)

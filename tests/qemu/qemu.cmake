@@ -38,11 +38,17 @@ foreach(s ${_np_scenarios})
     string(REGEX REPLACE ".*@timeout[ \t]+([0-9]+).*" "\\1" timeout "${tline}")
   endif()
   math(EXPR ctest_timeout "${timeout} + 60")
+  # "@label bench" keeps benchmarks out of the suite (ctest -L qemu).
+  file(STRINGS ${s} lline REGEX "^# *@label[ \t]+[a-z]+")
+  set(label qemu)
+  if(lline)
+    string(REGEX REPLACE ".*@label[ \t]+([a-z]+).*" "\\1" label "${lline}")
+  endif()
   foreach(kver ${NMIPROF_TEST_KERNELS})
     add_test(NAME qemu_${scn}_${kver}
       COMMAND ${Python3_EXECUTABLE} ${NMIPROF_QEMU_DIR}/bench.py run
         --build-dir ${CMAKE_BINARY_DIR} --kernel ${kver} ${scn})
     set_tests_properties(qemu_${scn}_${kver} PROPERTIES
-      LABELS "qemu" TIMEOUT ${ctest_timeout})
+      LABELS "${label}" TIMEOUT ${ctest_timeout})
   endforeach()
 endforeach()
