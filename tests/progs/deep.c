@@ -28,11 +28,17 @@ __attribute__((noinline)) static void work(void)
 	sink = x;
 }
 
-/* Not a tail call (the add after it), so every level keeps its frame. */
+static int descend(int depth, long rounds);
+/*
+ * Called through a volatile pointer: gcc -O2 otherwise turns the
+ * recursion (even "+ 1" after it) into a loop, and the frames vanish.
+ */
+static int (*volatile descend_p)(int, long) = descend;
+
 __attribute__((noinline)) static int descend(int depth, long rounds)
 {
 	if (depth > 0)
-		return descend(depth - 1, rounds) + 1;
+		return descend_p(depth - 1, rounds) + 1;
 	for (long r = 0; r < rounds; r++)
 		work();
 	return 0;
