@@ -261,6 +261,11 @@ int cmd_record(int argc, char **argv)
 			ret = EXIT_FAILURE_RT;
 			done = 1;
 		}
+		/* Stopping first makes the last drain hand on everything the
+		 * backend still holds back for ordering.
+		 */
+		if (done)
+			np_backend_stop(b);
 		if (np_backend_drain(b, on_event, &r) < 0 && !done) {
 			cli_error("record", "reading samples failed");
 			ret = EXIT_FAILURE_RT;
