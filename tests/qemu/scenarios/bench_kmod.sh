@@ -8,9 +8,8 @@
 #      code 40 frames deep): every sample walks a full 32-frame stack;
 #  (b) the slowdown of a fixed CPU-bound job (deep, one copy per vCPU, the
 #      wall time of the slower) at 1 kHz per CPU: alone, under `nmiprof
-#      record -- job` (kmod backend: every CPU is sampled, other processes'
-#      samples are dropped after draining) and `perf record -F 1000 -a -g
-#      -- job`.
+#      record -a` (kmod backend; the job starts once it samples) and
+#      `perf record -F 1000 -a -g -- job`.
 #      After a warm-up, REPS rounds alternate the three; the minimum of
 #      each is reported (the least disturbed by the shared host).
 # Run: tests/qemu/bench.py run --build-dir build bench_kmod  (or
@@ -21,13 +20,13 @@
 # @modules nmiprof_deepstack
 # @progs tests/progs/deep tests/progs/nmiprof_ringcheck perf
 
-ROUNDS=200	# work units per copy of deep in (b): ~2 s under TCG
+ROUNDS=500	# work units per copy of deep in (b): 2-3 s under TCG
 REPS=3
 check "insmod nmiprof.ko" insmod "$NMIPROF_KO"
 
 # (a) handler cost with 32-deep kernel and user stacks.
 nmiprof_ringcheck -t 4 -f 1000 -k 32 -u 32 -r "insmod $MODULES/nmiprof_deepstack.ko \
-cpu=1 depth=40 secs=5 && taskset -c 0 deep 40 400 >/dev/null" \
+cpu=1 depth=40 secs=5 && (timeout 5 taskset -c 0 deep 40 100000 || true)" \
 	>"$RESULTS/cost.txt" 2>&1 || fail "ringcheck: $(tail -n 1 "$RESULTS/cost.txt")"
 check "rmmod nmiprof_deepstack" rmmod nmiprof_deepstack
 grep -E '^cpu [0-9]+: samples' "$RESULTS/cost.txt" | while read -r l; do
@@ -35,9 +34,8 @@ grep -E '^cpu [0-9]+: samples' "$RESULTS/cost.txt" | while read -r l; do
 		's/^cpu ([0-9]+): samples ([0-9]+).*avg kframes ([0-9.]+) avg uframes ([0-9.]+).*cost ns min ([0-9]+) avg ([0-9]+) max ([0-9]+) p50< ([0-9]+) p99< ([0-9]+).*/cpu \1 samples \2 avg kframes \3 uframes \4: min \5 ns avg \6 ns max \7 ns p50<=\8 ns p99<=\9 ns/')"
 done
 
-# (b) slowdown.  The profilers start the job themselves once they
-# sample (perf's start-up under TCG takes seconds), and deep times its
-# own work only.
+# (b) slowdown.  The job starts once the profiler samples (perf's
+# start-up under TCG takes seconds), and deep times its own work only.
 cat >/tmp/job.sh <<EOF
 deep 40 $ROUNDS >/tmp/j1 &
 deep 40 $ROUNDS >/tmp/j2
@@ -57,9 +55,21 @@ while [ $r -lt $REPS ]; do
 	echo "BENCH run $BENCH_KVER $r alone $t s"
 	base=$(min "$base" "$t")
 
+	# record -a, like perf -a below (record -- CMD would drop the other
+	# processes' samples unprocessed); the job starts once it samples.
 	rm -f /tmp/j1 /tmp/j2
-	nmiprof record -o /tmp/np.prof --backend kmod -F 1000 -- sh /tmp/job.sh \
-		>"$RESULTS/np_record.$r.txt" 2>&1
+	nmiprof record -o /tmp/np.prof --backend kmod -F 1000 -a \
+		>"$RESULTS/np_record.$r.txt" 2>&1 &
+	rec=$!
+	i=0
+	until nmiprof status 2>/dev/null | grep -q '^source:.*running'; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || break
+		sleep 0.2
+	done
+	sh /tmp/job.sh
+	kill -INT $rec
+	wait $rec
 	t=$(slower)
 	echo "BENCH run $BENCH_KVER $r nmiprof $t s ($(grep samples "$RESULTS/np_record.$r.txt"))"
 	np=$(min "$np" "$t")
