@@ -26,6 +26,7 @@
 #include "sample.h"
 #include "session.h"
 #include "stats.h"
+#include "watchdog.h"
 
 static unsigned int freq = 1000;
 module_param(freq, uint, 0444);
@@ -220,6 +221,9 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return np_ioc_stats(uarg);
 	case NMIPROF_IOC_GET_FORMAT:
 		return np_ioc_format(uarg);
+	case NMIPROF_IOC_GET_WATCHDOG:
+	case NMIPROF_IOC_SET_WATCHDOG:
+		return np_wd_ioctl(cmd, uarg);
 	}
 	return -ENOTTY;
 }
@@ -294,9 +298,12 @@ static int __init np_init(void)
 	ret = np_rings_alloc((unsigned long)ring_kb << 10);
 	if (ret)
 		goto err_sample;
-	ret = misc_register(&np_misc);
+	ret = np_wd_init();
 	if (ret)
 		goto err_rings;
+	ret = misc_register(&np_misc);
+	if (ret)
+		goto err_wd;
 
 	pr_info("nmiprof: loaded, %u KiB ring per CPU, nested-NMI safe entry %s\n",
 		ring_kb, np_nested_nmi_safe ? "found" : "missing");
@@ -309,6 +316,8 @@ static int __init np_init(void)
 	}
 	return 0;
 
+err_wd:
+	np_wd_exit();
 err_rings:
 	np_rings_free();
 err_sample:
@@ -325,6 +334,7 @@ static void __exit np_exit(void)
 	mutex_lock(&np_lock);
 	np_session_stop();
 	mutex_unlock(&np_lock);
+	np_wd_exit();
 	np_rings_flush_wakeups();
 	np_rings_free();
 	np_sample_exit();
