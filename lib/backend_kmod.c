@@ -6,13 +6,15 @@
  *   field name, lib/np_format.c) -> CONFIGURE -> mmap each CPU's control
  *   page (RW) and data pages (RO) -> START -> poll + drain (lib/kring.c).
  *
- * The module has no process filter: with a pid, samples of other
- * processes are dropped here.  User frames are symbolized from a perf
- * side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings.
+ * The module has no process filter: with a pid, samples of processes
+ * other than it and its descendants (as the perf backend's inherited
+ * events see them) are dropped here.  User frames are symbolized from a
+ * perf side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,8 @@
 #include "np_kring.h"
 
 #define NR_MASK_BITS	(sizeof(((struct nmiprof_config *)0)->cpumask) * 8)
+#define NOT_FOLLOWED_SLOTS	1024	/* remembered non-descendants */
+#define MAX_ANCESTRY		64	/* /proc parent links walked */
 
 struct kcpu {
 	int mapped;
@@ -45,6 +49,11 @@ struct kmod_backend {
 	uint64_t sb_lost, filtered;
 	np_event_fn fn;		/* pid filter trampoline */
 	void *arg;
+	/* with a pid: its descendants seen so far, and pids known not to be */
+	uint32_t *followed;
+	size_t nr_followed, cap_followed;
+	uint32_t not_followed[NOT_FOLLOWED_SLOTS];
+	int target_gone;
 };
 
 static const char *source_name(uint32_t src)
@@ -246,17 +255,105 @@ static int kmod_poll(struct np_backend *b, int timeout_ms)
 {
 	struct kmod_backend *kb = (struct kmod_backend *)b;
 	struct pollfd pfd = { .fd = kb->fd, .events = POLLIN };
-	int ret = kb->sys->poll(&pfd, 1, timeout_ms);
+	int ret;
 
+	/*
+	 * As the perf backend: -ESRCH once the followed process is gone (its
+	 * samples are in the rings for the caller's last drain).  A zombie
+	 * still counts as there: its parent reaps it and sees the exit.
+	 */
+	if (kb->pid > 0 && !kb->target_gone && kill(kb->pid, 0) < 0 &&
+	    errno == ESRCH) {
+		kb->target_gone = 1;
+		return -ESRCH;
+	}
+	ret = kb->sys->poll(&pfd, 1, timeout_ms);
 	return ret < 0 ? -errno : ret;
 }
 
-/* Drop other processes' samples when following one pid. */
+static int is_listed(const struct kmod_backend *kb, uint32_t pid)
+{
+	for (size_t i = 0; i < kb->nr_followed; i++)
+		if (kb->followed[i] == pid)
+			return 1;
+	return 0;
+}
+
+static void follow(struct kmod_backend *kb, uint32_t pid)
+{
+	if (is_listed(kb, pid))
+		return;
+	if (kb->nr_followed == kb->cap_followed) {
+		size_t cap = kb->cap_followed ? 2 * kb->cap_followed : 16;
+		uint32_t *n = realloc(kb->followed, cap * sizeof(*n));
+
+		if (!n)
+			return;		/* its samples get dropped: no crash */
+		kb->followed = n;
+		kb->cap_followed = cap;
+	}
+	kb->followed[kb->nr_followed++] = pid;
+	/* a recycled pid may have been a stranger before */
+	if (kb->not_followed[pid % NOT_FOLLOWED_SLOTS] == pid)
+		kb->not_followed[pid % NOT_FOLLOWED_SLOTS] = 0;
+}
+
+/* The parent of a live process from /proc/PID/stat, or 0. */
+static uint32_t parent_of(uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned int ppid;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": comm may hold spaces and parens */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %u", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/*
+ * Is pid the followed process or one of its descendants?  FORK side-band
+ * records add children as they are born (and before their samples: side
+ * band is drained first); a process that forked before we started, or
+ * when side-band is unavailable, is looked up once through /proc.
+ */
+static int followed(struct kmod_backend *kb, uint32_t pid)
+{
+	uint32_t p = pid;
+
+	if (pid == (uint32_t)kb->pid || is_listed(kb, pid))
+		return 1;
+	if (!pid || kb->not_followed[pid % NOT_FOLLOWED_SLOTS] == pid)
+		return 0;
+	for (int i = 0; i < MAX_ANCESTRY && p > 1; i++) {
+		p = parent_of(p);
+		if (p == (uint32_t)kb->pid) {
+			follow(kb, pid);
+			return 1;
+		}
+	}
+	kb->not_followed[pid % NOT_FOLLOWED_SLOTS] = pid;
+	return 0;
+}
+
+/* Drop samples of other processes when following one pid. */
 static int pid_filter(const struct np_event *ev, void *arg)
 {
 	struct kmod_backend *kb = arg;
 
-	if (ev->type == NP_EV_SAMPLE && ev->sample.pid != (uint32_t)kb->pid) {
+	if (ev->type == NP_EV_FORK && ev->task.pid != ev->task.ppid &&
+	    followed(kb, ev->task.ppid))
+		follow(kb, ev->task.pid);
+	if (ev->type == NP_EV_SAMPLE && !followed(kb, ev->sample.pid)) {
 		kb->filtered++;
 		return 0;
 	}
@@ -331,6 +428,7 @@ static void kmod_close(struct np_backend *b)
 		kb->sys->munmap(kb->cpus[cpu].data, kb->hello.ring_data_size);
 	}
 	free(kb->cpus);
+	free(kb->followed);
 	np_perf_sideband_close(kb->sb);
 	np_format_free(kb->fmt);
 	if (kb->fd >= 0)

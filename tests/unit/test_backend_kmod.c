@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "np_backend.h"
 #include "np_backend_impl.h"
 
@@ -248,7 +251,8 @@ static void produce_lost(int cpu, uint64_t n)
 }
 
 struct seen {
-	int samples, lost_events, other_pid;
+	int samples, lost_events, other_pid, child;
+	uint32_t target, child_pid;
 	uint64_t lost;
 	uint32_t cpus;
 };
@@ -260,7 +264,9 @@ static int on_event(const struct np_event *ev, void *arg)
 	if (ev->type == NP_EV_SAMPLE) {
 		s->samples++;
 		s->cpus |= 1u << ev->sample.cpu;
-		if (ev->sample.pid != 4242)
+		if (ev->sample.pid == s->child_pid)
+			s->child++;
+		else if (ev->sample.pid != s->target)
 			s->other_pid++;
 		CHECK(ev->sample.nr_kframes == 2 && ev->sample.nr_uframes == 1);
 		CHECK(ev->sample.kframes[0] == ev->sample.ip);
@@ -294,6 +300,8 @@ int main(void)
 	struct np_backend_stats st;
 	struct np_backend *b;
 	struct seen seen = { 0 };
+	uint32_t target;
+	pid_t child;
 	char err[256];
 
 	for (int i = 0; i < NCPU; i++) {
@@ -316,15 +324,27 @@ int main(void)
 	CHECK(strstr(err, "ABI v2, this program v1") != NULL);
 	CHECK(dev.format_calls == 0);
 
-	/* the real thing, following pid 4242 on CPUs 0-1 */
+	/*
+	 * The real thing, following this process (poll checks that it lives)
+	 * and so its child, on CPUs 0-1.
+	 */
 	reset_dev(NMIPROF_ABI_VERSION);
-	o.pid = 4242;
+	target = getpid();
+	seen.target = target;
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	seen.child_pid = child;
+	o.pid = target;
 	o.cpus = "0-1";
 	o.freq_hz = 997;
 	o.ustack_depth = 32;
 	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
 	if (!b) {
 		printf("FAIL: open: %s\n", err);
+		kill(child, SIGKILL);
 		return 1;
 	}
 	CHECK(!strcmp(np_backend_name(b), "kmod"));
@@ -338,14 +358,16 @@ int main(void)
 	CHECK(np_backend_start(b) == 0 && dev.started == 1);
 	CHECK(dev.mapped[0][0] == 1);	/* not mapped twice */
 	CHECK(np_backend_poll(b, 0) == 0);
-	produce_sample(0, 4242, 0xffffffff81001000ULL);
-	produce_sample(1, 4242, 0xffffffff81002000ULL);
-	produce_sample(1, 777, 0xffffffff81003000ULL);	/* filtered */
+	produce_sample(0, target, 0xffffffff81001000ULL);
+	produce_sample(1, target, 0xffffffff81002000ULL);
+	produce_sample(1, 1, 0xffffffff81003000ULL);	/* init: filtered */
+	produce_sample(0, child, 0xffffffff81005000ULL);	/* a descendant */
 	produce_lost(1, 6);
-	produce_sample(0, 4242, 0xffffffff81004000ULL);
+	produce_sample(0, target, 0xffffffff81004000ULL);
 	CHECK(np_backend_poll(b, 0) > 0);
-	CHECK(np_backend_drain(b, on_event, &seen) >= 4);
-	CHECK(seen.samples == 3 && seen.other_pid == 0 && seen.cpus == 3);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 5);
+	CHECK(seen.samples == 4 && seen.other_pid == 0 && seen.child == 1 &&
+	      seen.cpus == 3);
 	CHECK(seen.lost_events == 1 && seen.lost == 6);
 	for (int i = 0; i < NCPU; i++)
 		CHECK(dev.ctrl[i]->tail == dev.ctrl[i]->head);
@@ -357,6 +379,20 @@ int main(void)
 	CHECK(st.cost_min_ns == 500 && st.cost_max_ns == 6000 && st.cost_avg_ns == 1000);
 	CHECK(st.nested_nmi_safe == 1);
 	np_backend_close(b);
+
+	/* following a process that is gone: poll says so, once */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	reset_dev(NMIPROF_ABI_VERSION);
+	o.pid = child;
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL);
+	if (b) {
+		CHECK(np_backend_start(b) == 0);
+		CHECK(np_backend_poll(b, 0) == -ESRCH);
+		CHECK(np_backend_poll(b, 0) == 0);
+		np_backend_close(b);
+	}
 	for (int i = 0; i < NCPU; i++) {
 		free(dev.ctrl[i]);
 		free(dev.data[i]);
