@@ -23,9 +23,46 @@ static int read_kptr_restrict(void)
 	return v;
 }
 
-int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
-		  char *warning, size_t wlen)
+/*
+ * The end of a loaded module's memory, from /proc/modules (0 when unknown
+ * or hidden).  kallsyms has no sizes, so without this bound the last
+ * function of a module would swallow a module loaded after we read it,
+ * naming its code "last_symbol+0xee37" instead of missing and reloading.
+ */
+static uint64_t module_end(const char *modules, const char *mod)
 {
+	char line[512], name[128];
+	size_t len = strlen(mod);
+
+	/* kallsyms says "[name]", /proc/modules "name" */
+	if (len < 3 || mod[0] != '[' || mod[len - 1] != ']')
+		return 0;
+	mod++;
+	len -= 2;
+	unsigned long long size, base;
+	uint64_t end = 0;
+	FILE *f = fopen(modules, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* name size refcount deps state address */
+		if (sscanf(line, "%127s %llu %*s %*s %*s %llx", name, &size,
+			   &base) != 3)
+			continue;
+		if (strlen(name) == len && !strncmp(name, mod, len)) {
+			end = base ? base + size : 0;
+			break;
+		}
+	}
+	fclose(f);
+	return end;
+}
+
+int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
+		  const char *modules, char *warning, size_t wlen)
+{
+	uint64_t mod_end = 0;
 	const char *kernel = np_arena_strdup(a, "[kernel.kallsyms]", 17);
 	const char *last_mod = NULL;
 	char line[1024];
@@ -58,8 +95,10 @@ int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
 		if (mod) {
 			*mod++ = '\0';
 			/* consecutive symbols share their module's string */
-			if (!last_mod || strcmp(last_mod, mod))
+			if (!last_mod || strcmp(last_mod, mod)) {
 				last_mod = np_arena_strdup(a, mod, strlen(mod));
+				mod_end = module_end(modules, mod);
+			}
 			dso = last_mod;
 		}
 		name = (char *)np_arena_strdup(a, name, strlen(name));
@@ -67,6 +106,8 @@ int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
 			fclose(f);
 			return -1;
 		}
+		if (dso != kernel && mod_end > addr)
+			np_symtab_limit_last(t, mod_end);
 	}
 	fclose(f);
 	if (total && zero == total) {

@@ -39,9 +39,10 @@ void np_symtab_finish(struct np_symtab *t);
 const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr);
 void np_symtab_free(struct np_symtab *t);
 
-/* ksyms.c: /proc/kallsyms. warning is set when addresses are hidden. */
+/* ksyms.c: /proc/kallsyms; modules (/proc/modules) bounds module symbols.
+ * warning is set when addresses are hidden. */
 int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
-		  char *warning, size_t wlen);
+		  const char *modules, char *warning, size_t wlen);
 
 /* elfsyms.c: one ELF object's symbols, cached per build-id / inode. */
 struct np_load_seg {

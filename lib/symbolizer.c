@@ -73,7 +73,7 @@ static int ksyms_refresh(struct np_symbolizer *s)
 	if (h == s->mods_hash)
 		return 0;
 	s->mods_hash = h;
-	if (np_ksyms_load(&fresh, &s->arena, "/proc/kallsyms", warning,
+	if (np_ksyms_load(&fresh, &s->arena, "/proc/kallsyms", "/proc/modules", warning,
 			  sizeof(warning)) < 0) {
 		np_symtab_free(&fresh);
 		return 0;
@@ -103,7 +103,8 @@ struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
 	s->procs.proc_root = "/proc";
 	/* Failure leaves kernel frames as dso+offset, with a warning. */
 	s->mods_hash = modules_hash();
-	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", s->kwarning,
+	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", "/proc/modules",
+		      s->kwarning,
 		      sizeof(s->kwarning));
 	return s;
 }
