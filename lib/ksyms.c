@@ -10,9 +10,9 @@
 #include <string.h>
 #include "np_symtab.h"
 
-static int read_kptr_restrict(void)
+static int read_sysctl(const char *path)
 {
-	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "r");
+	FILE *f = fopen(path, "r");
 	int v = -1;
 
 	if (f) {
@@ -111,10 +111,16 @@ int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
 	}
 	fclose(f);
 	if (total && zero == total) {
+		/* kallsyms shows addresses to CAP_SYSLOG, or to everyone when
+		 * kptr_restrict is 0 and perf_event_paranoid is at most 1.
+		 */
 		snprintf(warning, wlen,
-			 "kernel addresses are hidden (kernel.kptr_restrict=%d): "
-			 "kernel frames stay unresolved; run as root or set it to 0",
-			 read_kptr_restrict());
+			 "kernel addresses are hidden (kernel.kptr_restrict=%d, "
+			 "kernel.perf_event_paranoid=%d): kernel frames stay "
+			 "unresolved; run as root, or set kptr_restrict to 0 and "
+			 "perf_event_paranoid to 1",
+			 read_sysctl("/proc/sys/kernel/kptr_restrict"),
+			 read_sysctl("/proc/sys/kernel/perf_event_paranoid"));
 		np_symtab_free(t);
 		return -1;
 	}
