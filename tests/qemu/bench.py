@@ -626,6 +626,26 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     return ok, summary
 
 
+# TCG emulates cross-vCPU code patching loosely: a vCPU can still execute
+# the int3 that text_poke_bp() placed after the kernel has finished the
+# patch and forgotten it, so the int3 handler finds no patch in progress
+# and oopses.  Real CPUs, serialized by text_poke_bp()'s sync IPIs, cannot.
+# It shows as an "Oops: int3" whose Code: line no longer holds an int3
+# (0xcc) at the trapping byte; seen in about 1 of 30 boots, some before
+# any module loads.  An int3 still in the code (a stray breakpoint, a
+# kprobe bug) is not this, and is never retried.
+TCG_PATCH_OOPS = re.compile(r"Oops: int3:.*\n(?:.*\n){0,8}?.*Code: [0-9a-f ]*<([0-9a-f]{2})>")
+
+
+def tcg_patching_artifact(rundir):
+    try:
+        text = open(os.path.join(rundir, "console.log"), errors="replace").read()
+    except OSError:
+        return False
+    m = TCG_PATCH_OOPS.search(text)
+    return bool(m) and m.group(1) != "cc"
+
+
 def print_notes(notes):
     """Notes by kind: how many, and the first one."""
     kinds = {}
@@ -682,7 +702,13 @@ def main():
     failed = []
     for s in scns:
         for k in kernels:
-            ok, _ = run_one(s, k, build_dir, args.keep, args.verbose)
+            ok, summary = run_one(s, k, build_dir, args.keep, args.verbose)
+            if not ok and tcg_patching_artifact(summary["rundir"]):
+                print("bench: note: the guest oopsed on a text-patching int3 "
+                      "that is no longer in the code (a TCG artifact, see "
+                      "TCG_PATCH_OOPS); running %s on %s once more" % (s.name, k),
+                      flush=True)
+                ok, _ = run_one(s, k, build_dir, args.keep, args.verbose)
             if not ok:
                 failed.append("%s on %s" % (s.name, k))
     if failed:
