@@ -125,18 +125,16 @@ static int np_cpu_online(unsigned int cpu)
 {
 	int ret;
 
+	/* Any online CPU may pace a sampled one (source_ipi.c). */
+	if (np_sess.source == NMIPROF_SRC_IPI)
+		np_ipi_cpu_online(cpu);
 	if (!cpumask_test_cpu(cpu, np_sess.cpus))
 		return 0;
-	switch (np_sess.source) {
-	case NMIPROF_SRC_PMU:
+	if (np_sess.source == NMIPROF_SRC_PMU) {
 		ret = np_pmu_cpu_start(cpu, np_sess.freq_hz);
 		/* Don't block a CPU from coming online; START reports it. */
 		if (ret && !np_start_err)
 			np_start_err = ret;
-		break;
-	case NMIPROF_SRC_IPI:
-		np_ipi_cpu_start(cpu, np_sess.freq_hz);
-		break;
 	}
 	np_latch_selftest_cpu_start(cpu);
 	return 0;
@@ -144,17 +142,13 @@ static int np_cpu_online(unsigned int cpu)
 
 static int np_cpu_offline(unsigned int cpu)
 {
-	if (!cpumask_test_cpu(cpu, np_sess.cpus))
-		return 0;
-	np_latch_selftest_cpu_stop(cpu);
-	switch (np_sess.source) {
-	case NMIPROF_SRC_PMU:
-		np_pmu_cpu_stop(cpu);
-		break;
-	case NMIPROF_SRC_IPI:
-		np_ipi_cpu_stop(cpu);
-		break;
+	if (cpumask_test_cpu(cpu, np_sess.cpus)) {
+		np_latch_selftest_cpu_stop(cpu);
+		if (np_sess.source == NMIPROF_SRC_PMU)
+			np_pmu_cpu_stop(cpu);
 	}
+	if (np_sess.source == NMIPROF_SRC_IPI)
+		np_ipi_cpu_offline(cpu);
 	return 0;
 }
 
@@ -202,7 +196,7 @@ int np_session_start(void)
 		np_ext_on = true;
 	}
 	if (np_sess.source == NMIPROF_SRC_IPI) {
-		ret = np_ipi_start();
+		ret = np_ipi_start(np_sess.freq_hz);
 		if (ret)
 			goto err_ext;
 	}
@@ -238,6 +232,8 @@ void np_session_stop(void)
 {
 	if (!np_session_running())
 		return;
+	if (np_sess.source == NMIPROF_SRC_IPI)
+		np_ipi_quiesce();
 	/* Runs np_cpu_offline() on every online CPU: timers and events go. */
 	cpuhp_remove_state(np_hp_state);
 	np_hp_state = -1;

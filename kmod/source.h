@@ -14,10 +14,16 @@ int np_pmu_probe(u32 freq_hz);
 int np_pmu_cpu_start(int cpu, u32 freq_hz);
 void np_pmu_cpu_stop(int cpu);
 
-/* source_ipi.c: a CPU's hrtimer sends an NMI IPI to its buddy CPU. */
-int np_ipi_start(void);
-void np_ipi_cpu_start(int cpu, u32 freq_hz);
-void np_ipi_cpu_stop(int cpu);
+/*
+ * source_ipi.c: an hrtimer on the next online CPU sends each sampled CPU
+ * NMI IPIs.  Its cpuhp calls run for every CPU, sampled or not, since any
+ * online CPU may pace another; np_ipi_quiesce() stops all pacing before
+ * the session's cpuhp state is removed.
+ */
+int np_ipi_start(u32 freq_hz);
+void np_ipi_cpu_online(int cpu);
+void np_ipi_cpu_offline(int cpu);
+void np_ipi_quiesce(void);
 void np_ipi_stop(void);
 
 /* source_ext.c: NMIs no other handler claims. */

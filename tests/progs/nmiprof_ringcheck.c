@@ -13,7 +13,8 @@
  * record is validated (type, size, alignment, pads, seq strictly
  * increasing per CPU, LOST records accounting for every gap), then
  *   samples consumed + lost == seqs issued == ctrl->produced + ctrl->lost
- * is checked per CPU.  Samples are attributed to functions through
+ * is checked per CPU, and with -c (and no external NMIs) CPUs not named
+ * must have no samples at all.  Samples are attributed to functions through
  * /proc/kallsyms (kernel) and this program's own ELF symbols (user).
  *
  * Options:
@@ -33,6 +34,8 @@
  *   -P        run a child whose frame pointer points into a page that was
  *             never touched (not resident): the module's user stack read
  *             faults in NMI context; require NMIPROF_RF_USTACK_FAULT seen
+ *   -G CPU:MS require every gap between two consecutive samples of CPU
+ *             to be below MS milliseconds (pacing that survives hotplug)
  *   -r CMD    run "sh -c CMD" once sampling has started (e.g. an insmod)
  *   -n N      require at least N samples in total (default 1)
  *   -L        require latched nested entries > 0
@@ -389,6 +392,10 @@ struct expect {
 static struct expect expects[8];
 static int nr_expects;
 
+/* -G: the largest gap allowed between samples of one CPU. */
+static int gap_cpu = -1;
+static double gap_max_ms;
+
 /* All samples are kept (time, cpu, name) for the -x windows. */
 #define KS_FRAMES 8
 
@@ -468,7 +475,7 @@ static void consume_sample(struct ring *r, int cpu,
 		fail("cpu %d: kstack[0] %llx != ip %llx", cpu,
 		     (unsigned long long)kst[0], (unsigned long long)s->ip);
 
-	if (nr_expects) {
+	if (nr_expects || gap_cpu >= 0) {
 		if (nks == kscap) {
 			kscap = kscap ? 2 * kscap : 65536;
 			ks = realloc(ks, kscap * sizeof(*ks));
@@ -890,6 +897,38 @@ static void check_expects(void)
 	}
 }
 
+/* Ring order is time order per CPU, and so is ks[] for one CPU. */
+static void check_gap(void)
+{
+	uint64_t prev = 0, gap = 0, at = 0, n = 0;
+
+	if (gap_cpu < 0)
+		return;
+	for (size_t i = 0; i < nks; i++) {
+		if (ks[i].cpu != gap_cpu)
+			continue;
+		if (n++ && ks[i].t - prev > gap) {
+			gap = ks[i].t - prev;
+			at = prev;
+		}
+		prev = ks[i].t;
+	}
+	printf("cpu %d: %llu samples, largest gap %.1f ms (after %.3f s)\n",
+	       gap_cpu, (unsigned long long)n, gap / 1e6,
+	       n ? (at - ks[0].t) / 1e9 : 0.0);
+	if (n < 10)
+		fail("cpu %d: only %llu samples for -G", gap_cpu,
+		     (unsigned long long)n);
+	else if (gap / 1e6 >= gap_max_ms)
+		fail("cpu %d: %.1f ms without a sample, want < %.0f ms",
+		     gap_cpu, gap / 1e6, gap_max_ms);
+}
+
+static bool cpu_named(const struct nmiprof_config *cfg, int cpu)
+{
+	return cfg->cpumask[cpu / 64] & (1ULL << (cpu % 64));
+}
+
 int main(int argc, char **argv)
 {
 	struct nmiprof_config cfg;
@@ -903,7 +942,7 @@ int main(int argc, char **argv)
 	pid_t cmd_pid = 0;
 	uint64_t external = 0;
 	uint64_t min_samples = 1, total = 0, total_lost = 0, latched = 0;
-	int fd, opt, format_type = 0;
+	int fd, opt, format_type = 0, named_cpus = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.freq_hz = 1000;
@@ -911,7 +950,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPx:r:n:LEF:B")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPx:G:r:n:LEF:B")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -927,7 +966,12 @@ int main(int argc, char **argv)
 		case 'c': {
 			int c = atoi(optarg);
 
+			if (c < 0 || c >= MAX_CPUS) {
+				fprintf(stderr, "bad -c %s\n", optarg);
+				return 2;
+			}
 			cfg.cpumask[c / 64] |= 1ULL << (c % 64);
+			named_cpus++;
 			break;
 		}
 		case 'W': cfg.watermark = atoi(optarg); break;
@@ -946,6 +990,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'G':
+			if (sscanf(optarg, "%d:%lf", &gap_cpu, &gap_max_ms) != 2 ||
+			    gap_cpu < 0) {
+				fprintf(stderr, "bad -G %s\n", optarg);
+				return 2;
+			}
+			break;
 		case 'n': min_samples = strtoull(optarg, NULL, 0); break;
 		case 'L': want_latched = true; break;
 		case 'E': want_external = true; break;
@@ -1117,6 +1168,13 @@ int main(int argc, char **argv)
 		if (r->next_seq != r->samples + r->lost)
 			fail("cpu %d: seqs 0..%llu not all accounted for", cpu,
 			     (unsigned long long)r->next_seq);
+		/* A CPU left out of -c is never sampled (its pacer may be). */
+		if (!cpu_named(&cfg, cpu) && named_cpus &&
+		    !(cfg.flags & NMIPROF_CF_EXTERNAL) &&
+		    cfg.source != NMIPROF_SRC_EXTERNAL &&
+		    (r->samples || c->samples))
+			fail("cpu %d: not named by -c but has %llu samples", cpu,
+			     (unsigned long long)c->samples);
 		total += r->samples;
 		total_lost += r->lost;
 		latched += c->latched;
@@ -1177,6 +1235,7 @@ int main(int argc, char **argv)
 			fail("bad frames: no NMIPROF_RF_USTACK_FAULT");
 	}
 	check_expects();
+	check_gap();
 out:
 	if (failures)
 		printf("RESULT FAIL: %d checks failed\n", failures);
