@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The continuous store: <dir>/profile/seg-<start>.nps, one segment per
- * slice; <dir>/profile/index, a cache of segment headers; <dir>/lockups/;
- * <dir>/lock, held by the one writer.
+ * slice; <dir>/profile/dict-<epoch>.npd, the stack dictionary of an epoch
+ * of segments (store_dict.c); <dir>/profile/index, a cache of segment
+ * headers; <dir>/lockups/; <dir>/lock, held by the one writer.
  *
  * The directory listing is the truth: the index only saves opening every
  * segment.  Readers and the writer reconcile it with readdir() (a segment
@@ -26,8 +27,21 @@
 #include "store_seg.h"
 
 #define IDX_MAGIC	"NMIPIDX\n"
-#define IDX_VERSION	1
+#define IDX_VERSION	2	/* 1 had no epoch: such an index is rebuilt */
 #define SEG_NAME_LEN	24	/* "seg-" 16 hex ".nps" */
+#define DICT_NAME_LEN	25	/* "dict-" 16 hex ".npd" */
+
+/*
+ * An epoch (one stack dictionary) ends after this many segments, once its
+ * dictionary file or the writer's mirror of it grows past these sizes,
+ * and whenever the writer (re)opens the store.  Longer epochs store the
+ * stacks fewer times (bench_store_size); shorter ones bound what one
+ * damaged chunk can take with it and how long retention keeps a
+ * dictionary for its last segment.  60 one-minute slices: an hour.
+ */
+#define EPOCH_MAX_SEGS	60
+#define EPOCH_MAX_BYTES	(16ULL << 20)
+#define EPOCH_MAX_MEM	(24ULL << 20)
 
 struct idx_hdr {
 	char magic[8];
@@ -38,17 +52,24 @@ struct idx_hdr {
 /* One index record per segment, appended after each write. */
 struct idx_rec {
 	uint64_t start_ns, end_ns, samples, size;
-	char name[28];		/* NUL-terminated segment file name */
-	uint32_t crc;		/* crc32c of the 60 bytes before it */
+	uint64_t epoch;		/* version-4 segments: dictionary; else 0 */
+	char name[SEG_NAME_LEN];	/* segment file name, no NUL */
+	uint32_t reserved;
+	uint32_t crc;		/* crc32c of the 68 bytes before it */
 };
 
 _Static_assert(sizeof(struct idx_hdr) == 16, "index header layout");
-_Static_assert(sizeof(struct idx_rec) == 64, "index record layout");
+_Static_assert(sizeof(struct idx_rec) == 72, "index record layout");
 
 struct seg_ent {
 	char name[28];
 	uint64_t start_ns, end_ns, samples, size;
+	uint64_t epoch;		/* 0: self-contained (or unreadable) */
 	int bad;		/* header unreadable: only prunable */
+};
+
+struct dict_ent {
+	uint64_t epoch, size;
 };
 
 struct seg_list {
@@ -63,6 +84,10 @@ struct np_store {
 	char pdir[4096];	/* <dir>/profile */
 	int lock_fd;
 	struct seg_list segs;	/* oldest first */
+	struct dict_ent *dicts;	/* every dictionary file, any order */
+	size_t nr_dicts, cap_dicts;
+	struct np_epoch ep;	/* the epoch being written (fd -1: none) */
+	uint64_t ep_last_start;	/* its newest segment's start */
 };
 
 void np_store_opts_init(struct np_store_opts *o)
@@ -81,6 +106,17 @@ static int seg_name(const char *name, uint64_t *start)
 	if (strlen(name) != SEG_NAME_LEN ||
 	    sscanf(name, "seg-%16" SCNx64 ".nps%n", start, &end) != 1 ||
 	    end != SEG_NAME_LEN)
+		return -1;
+	return 0;
+}
+
+static int dict_name(const char *name, uint64_t *epoch)
+{
+	int end = 0;
+
+	if (strlen(name) != DICT_NAME_LEN ||
+	    sscanf(name, "dict-%16" SCNx64 ".npd%n", epoch, &end) != 1 ||
+	    end != DICT_NAME_LEN)
 		return -1;
 	return 0;
 }
@@ -136,17 +172,17 @@ static void load_index(const char *pdir, struct seg_list *idx)
 		uint64_t start;
 
 		memcpy(&r, (char *)buf + off, sizeof(r));
+		memcpy(e.name, r.name, SEG_NAME_LEN);
 		if (np_crc32c(0, &r, offsetof(struct idx_rec, crc)) != r.crc ||
-		    memchr(r.name, '\0', sizeof(r.name)) == NULL ||
-		    seg_name(r.name, &start)) {
+		    seg_name(e.name, &start)) {
 			idx->stale = 1;
 			continue;
 		}
-		memcpy(e.name, r.name, sizeof(e.name));
 		e.start_ns = r.start_ns;
 		e.end_ns = r.end_ns;
 		e.samples = r.samples;
 		e.size = r.size;
+		e.epoch = r.epoch;
 		if (list_add(idx, &e))
 			break;
 	}
@@ -160,7 +196,7 @@ static void load_index(const char *pdir, struct seg_list *idx)
 static int read_seg_header(const char *pdir, const char *name,
 			   struct np_seg_info *in, char *why, size_t whylen)
 {
-	char path[4200], buf[sizeof(struct np_seg_hdr)];
+	char path[4200], buf[NP_SEG_HDR_MAX];
 	ssize_t n;
 	int fd;
 
@@ -225,6 +261,7 @@ static int scan_segments(const char *pdir, struct seg_list *out,
 				key.start_ns = in.start_ns;
 				key.end_ns = in.end_ns;
 				key.samples = in.samples;
+				key.epoch = in.epoch;
 			}
 		}
 		if (list_add(out, hit)) {
@@ -250,6 +287,7 @@ static void idx_fill(struct idx_rec *r, const struct seg_ent *e)
 	r->end_ns = e->end_ns;
 	r->samples = e->samples;
 	r->size = e->size;
+	r->epoch = e->epoch;
 	memcpy(r->name, e->name, sizeof(r->name));
 	r->crc = np_crc32c(0, r, offsetof(struct idx_rec, crc));
 }
@@ -330,6 +368,54 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
+static int dict_add(struct np_store *s, uint64_t epoch, uint64_t size)
+{
+	if (s->nr_dicts == s->cap_dicts) {
+		size_t nc = s->cap_dicts ? s->cap_dicts * 2 : 16;
+		struct dict_ent *n = realloc(s->dicts, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->dicts = n;
+		s->cap_dicts = nc;
+	}
+	s->dicts[s->nr_dicts].epoch = epoch;
+	s->dicts[s->nr_dicts++].size = size;
+	return 0;
+}
+
+static struct dict_ent *dict_find(struct np_store *s, uint64_t epoch)
+{
+	for (size_t i = 0; i < s->nr_dicts; i++)
+		if (s->dicts[i].epoch == epoch)
+			return &s->dicts[i];
+	return NULL;
+}
+
+/* The dictionary files of the store (their names and sizes). */
+static int scan_dicts(struct np_store *s)
+{
+	DIR *d = opendir(s->pdir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	s->nr_dicts = 0;
+	while (!ret && (de = readdir(d))) {
+		struct stat sb;
+		uint64_t epoch;
+
+		if (dict_name(de->d_name, &epoch) ||
+		    fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(sb.st_mode))
+			continue;
+		ret = dict_add(s, epoch, sb.st_size);
+	}
+	closedir(d);
+	return ret;
+}
+
 struct np_store *np_store_open(const struct np_store_opts *o,
 			       char *err, size_t errlen)
 {
@@ -350,6 +436,7 @@ struct np_store *np_store_open(const struct np_store_opts *o,
 	if (!s->o.level)
 		s->o.level = NP_STORE_DEFAULT_LEVEL;
 	s->lock_fd = -1;
+	s->ep.fd = -1;
 	s->dir = strdup(s->o.dir);
 	s->o.dir = s->dir;
 	if (!s->dir ||
@@ -379,6 +466,8 @@ struct np_store *np_store_open(const struct np_store_opts *o,
 	snprintf(path, sizeof(path), "%s/lockups", s->dir);
 	remove_temps(path);
 	ret = scan_segments(s->pdir, &s->segs, s->o.warn, s->o.warn_arg);
+	if (!ret)
+		ret = scan_dicts(s);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", s->pdir, strerror(-ret));
 		goto fail;
@@ -395,9 +484,11 @@ void np_store_close(struct np_store *s)
 {
 	if (!s)
 		return;
+	np_epoch_reset(&s->ep);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* releases the flock */
 	free(s->segs.v);
+	free(s->dicts);
 	free(s->dir);
 	free(s);
 }
@@ -427,11 +518,50 @@ uint64_t np_store_bytes(const struct np_store *s)
 
 	for (size_t i = 0; i < s->segs.n; i++)
 		sum += s->segs.v[i].size;
+	for (size_t i = 0; i < s->nr_dicts; i++)
+		sum += s->dicts[i].size;
 	return sum;
 }
 
-static void drop_oldest_seg(struct np_store *s)
+static int epoch_used(const struct np_store *s, uint64_t epoch)
 {
+	if (s->ep.fd >= 0 && s->ep.id == epoch)
+		return 1;	/* being written: its next segment needs it */
+	for (size_t i = 0; i < s->segs.n; i++)
+		if (s->segs.v[i].epoch == epoch)
+			return 1;
+	return 0;
+}
+
+/* Delete dictionaries no segment needs any more (their last segment
+ * went, or a crash left one without segments).  Returns bytes freed. */
+static uint64_t drop_unused_dicts(struct np_store *s)
+{
+	uint64_t freed = 0;
+
+	for (size_t i = 0; i < s->nr_dicts;) {
+		char path[4200];
+
+		if (epoch_used(s, s->dicts[i].epoch)) {
+			i++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/dict-%016" PRIx64 ".npd",
+			 s->pdir, s->dicts[i].epoch);
+		if (unlink(path) && errno != ENOENT)
+			np_store_warnf(s->o.warn, s->o.warn_arg, "%s: %s", path,
+				       strerror(errno));
+		freed += s->dicts[i].size;
+		s->dicts[i] = s->dicts[--s->nr_dicts];
+	}
+	return freed;
+}
+
+/* Bytes freed: the segment's, and its dictionary's if it was the last
+ * segment of its epoch. */
+static uint64_t drop_oldest_seg(struct np_store *s)
+{
+	uint64_t freed = s->segs.v[0].size, epoch = s->segs.v[0].epoch;
 	char path[4200];
 
 	snprintf(path, sizeof(path), "%s/%s", s->pdir, s->segs.v[0].name);
@@ -441,6 +571,9 @@ static void drop_oldest_seg(struct np_store *s)
 	memmove(s->segs.v, s->segs.v + 1, (s->segs.n - 1) * sizeof(*s->segs.v));
 	s->segs.n--;
 	s->segs.stale = 1;
+	if (epoch && !epoch_used(s, epoch))
+		freed += drop_unused_dicts(s);
+	return freed;
 }
 
 int np_store_prune(struct np_store *s, uint64_t now_ns)
@@ -455,23 +588,23 @@ int np_store_prune(struct np_store *s, uint64_t now_ns)
 	ret = np_lockstore_scan(s->dir, &lv, &ln);
 	if (ret)
 		return ret;
+	drop_unused_dicts(s);
 	total = 0;
 	for (size_t i = 0; i < ln; i++)
 		total += lv[i].size;
 	for (size_t i = 0; i < s->segs.n; i++)
 		total += s->segs.v[i].size;
+	for (size_t i = 0; i < s->nr_dicts; i++)
+		total += s->dicts[i].size;
 
 	/* Profiles go first: by age, then oldest first while over size,
-	 * always keeping the newest segment. */
+	 * always keeping the newest segment.  A dictionary goes with the
+	 * last segment that needs it, and counts toward the size. */
 	while (s->segs.n && age && now_ns > age &&
-	       s->segs.v[0].end_ns < now_ns - age) {
-		total -= s->segs.v[0].size;
-		drop_oldest_seg(s);
-	}
-	while (s->segs.n > 1 && max && total > max) {
-		total -= s->segs.v[0].size;
-		drop_oldest_seg(s);
-	}
+	       s->segs.v[0].end_ns < now_ns - age)
+		total -= drop_oldest_seg(s);
+	while (s->segs.n > 1 && max && total > max)
+		total -= drop_oldest_seg(s);
 	/* A lockup goes only once no older profile remains, and then only
 	 * by age or if lockups alone overflow the budget. */
 	for (; li < ln; li++) {
@@ -493,6 +626,97 @@ int np_store_prune(struct np_store *s, uint64_t now_ns)
 	return 0;
 }
 
+/* Start a new epoch for a segment starting at start_ns: its id (the
+ * dictionary's name) is that time, stepped past names in use. */
+static int epoch_open(struct np_store *s, uint64_t start_ns)
+{
+	uint64_t id = start_ns ? start_ns : 1;
+
+	np_epoch_reset(&s->ep);
+	for (;;) {
+		char path[4200];
+		int fd;
+
+		while (dict_find(s, id))
+			id++;
+		snprintf(path, sizeof(path), "%s/dict-%016" PRIx64 ".npd",
+			 s->pdir, id);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+			  O_CLOEXEC, 0640);
+		if (fd < 0 && errno == EEXIST) {
+			id++;
+			continue;
+		}
+		if (fd < 0)
+			return -errno;
+		if (dict_add(s, id, 0)) {
+			close(fd);
+			unlink(path);
+			return -ENOMEM;
+		}
+		s->ep.fd = fd;
+		s->ep.id = id;
+		return 0;
+	}
+}
+
+static int epoch_full(const struct np_store *s, uint64_t start_ns)
+{
+	return s->ep.fd < 0 || s->ep.segs >= EPOCH_MAX_SEGS ||
+	       s->ep.len >= EPOCH_MAX_BYTES ||
+	       (s->ep.tab && np_stacktab_mem(s->ep.tab) >= EPOCH_MAX_MEM) ||
+	       start_ns < s->ep_last_start;	/* clock stepped back */
+}
+
+/*
+ * Encode a's slice in the current epoch and append the dictionary rows
+ * it added (fdatasync'ed: the segment that needs them becomes visible
+ * only later).  Any failure here abandons the epoch, whose file keeps
+ * what earlier segments need; the next write starts a new one.
+ */
+static int encode_in_epoch(struct np_store *s, const struct np_agg *a,
+			   uint64_t start_ns, uint64_t end_ns, void **seg,
+			   size_t *len, char *err, size_t errlen)
+{
+	size_t clen;
+	void *chunk;
+	int ret;
+
+	if (epoch_full(s, start_ns)) {
+		ret = epoch_open(s, start_ns);
+		if (ret) {
+			snprintf(err, errlen, "%s: new dictionary: %s", s->pdir,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	ret = np_epoch_encode(&s->ep, a, start_ns, end_ns, s->o.level, &chunk,
+			      &clen, seg, len);
+	if (ret) {
+		snprintf(err, errlen, "encoding segment: %s", strerror(-ret));
+		np_epoch_reset(&s->ep);
+		return ret;
+	}
+	if (chunk) {
+		ret = np_write_all(s->ep.fd, chunk, clen);
+		if (!ret && fdatasync(s->ep.fd))
+			ret = -errno;
+		if (ret) {
+			snprintf(err, errlen, "%s/dict-%016" PRIx64 ".npd: %s",
+				 s->pdir, s->ep.id, strerror(-ret));
+			np_epoch_reset(&s->ep);
+			free(chunk);
+			free(*seg);
+			*seg = NULL;
+			return ret;
+		}
+		np_epoch_commit(&s->ep, chunk, clen);
+		dict_find(s, s->ep.id)->size = s->ep.len;
+		free(chunk);
+	}
+	return 0;
+}
+
 int np_store_write(struct np_store *s, const struct np_agg *a,
 		   uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen)
 {
@@ -502,11 +726,9 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 	void *seg;
 	int ret;
 
-	ret = np_seg_encode(a, start_ns, end_ns, s->o.level, &seg, &len);
-	if (ret) {
-		snprintf(err, errlen, "encoding segment: %s", strerror(-ret));
+	ret = encode_in_epoch(s, a, start_ns, end_ns, &seg, &len, err, errlen);
+	if (ret)
 		return ret;
-	}
 	/* The name is the start time; a clock stepped back could repeat
 	 * one, so step past names in use (a name never gets overwritten). */
 	for (;;) {
@@ -534,6 +756,9 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 	e.end_ns = end_ns;
 	e.samples = np_agg_samples(a);
 	e.size = len;
+	e.epoch = s->ep.id;
+	s->ep.segs++;
+	s->ep_last_start = start_ns;
 	ret = list_add(&s->segs, &e);
 	if (ret)
 		return ret;
@@ -585,6 +810,7 @@ int np_store_read(const char *dir, const struct np_read_opts *o,
 {
 	struct np_read_stats local;
 	struct np_read_opts def;
+	struct np_dict_rd *rd;
 	struct seg_list l;
 	char pdir[4200];
 	int ret;
@@ -602,6 +828,12 @@ int np_store_read(const char *dir, const struct np_read_opts *o,
 		snprintf(err, errlen, "%s: %s", pdir, strerror(-ret));
 		return ret;
 	}
+	rd = np_dict_rd_new(pdir);
+	if (!rd) {
+		snprintf(err, errlen, "out of memory");
+		free(l.v);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < l.n; i++) {
 		const struct seg_ent *e = &l.v[i];
 		char path[4300];
@@ -614,12 +846,14 @@ int np_store_read(const char *dir, const struct np_read_opts *o,
 		    (o->until_ns && e->start_ns > o->until_ns))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", pdir, e->name);
-		if (np_seg_read_one(path, o, a, st) == -ENOMEM) {
+		if (np_seg_read_one(path, o, a, st, rd) == -ENOMEM) {
 			snprintf(err, errlen, "out of memory");
+			np_dict_rd_free(rd);
 			free(l.v);
 			return -ENOMEM;
 		}
 	}
+	np_dict_rd_free(rd);
 	free(l.v);
 	return 0;
 }

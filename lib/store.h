@@ -44,6 +44,9 @@ struct np_seg_info {
 	uint32_t version;
 	uint64_t raw_size, comp_size;	/* payload bytes */
 	uint64_t size;			/* header + payload */
+	/* version 4: the stack dictionary the segment needs (0: none) */
+	uint64_t epoch, dict_len;
+	uint32_t dict_crc;
 };
 
 #define NP_SEG_F_BY_CPU		(1U << 0)

@@ -19,6 +19,7 @@
 #include <zstd.h>
 #include "store_seg.h"
 #include "store_crc32c.h"
+#include "store_codec.h"
 
 /* ---- small helpers ------------------------------------------------ */
 
@@ -138,62 +139,6 @@ int np_write_atomic(const char *dir, const char *name, const void *buf,
 }
 
 /* ---- encoder ------------------------------------------------------ */
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void buf_reserve(struct buf *b, size_t more)
-{
-	size_t nc;
-	uint8_t *n;
-
-	if (b->oom || b->len + more <= b->cap)
-		return;
-	nc = b->cap ? b->cap : 4096;
-	while (nc < b->len + more)
-		nc *= 2;
-	n = realloc(b->p, nc);
-	if (!n) {
-		b->oom = 1;
-		return;
-	}
-	b->p = n;
-	b->cap = nc;
-}
-
-static void put_var(struct buf *b, uint64_t v)
-{
-	buf_reserve(b, 10);
-	if (b->oom)
-		return;
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)v | 0x80;
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
-}
-
-static void put_bytes(struct buf *b, const void *p, size_t len)
-{
-	buf_reserve(b, len);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, p, len);
-	b->len += len;
-}
-
-static uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
 
 static int ent_cmp(const void *a, const void *b)
 {
@@ -350,6 +295,23 @@ out:
 	return ret;
 }
 
+void np_seg_sort_frames(const struct np_stacktab *st, uint32_t *ids, uint32_t n)
+{
+	sort_st = st;
+	qsort(ids, n, sizeof(*ids), frame_cmp);
+}
+
+int np_seg_preorder(const struct np_stacktab *st, uint32_t *mark,
+		    uint32_t **order, uint32_t *nr)
+{
+	struct seg_maps m = { .node = mark };
+
+	if (dfs_order(st, &m, np_stacktab_nr_nodes(st), order))
+		return -ENOMEM;
+	*nr = m.nr_nodes;
+	return 0;
+}
+
 static void free_maps(struct seg_maps *m, struct np_agg_entry **sorted,
 		      uint32_t **lframe_g, uint32_t **lstr_g, uint32_t **lnode,
 		      uint32_t **depth)
@@ -378,7 +340,7 @@ static void free_maps(struct seg_maps *m, struct np_agg_entry **sorted,
  */
 #define NP_SEG_SMALL	(1U << 20)
 
-static int seg_level(size_t len)
+int np_seg_level(size_t len)
 {
 	return len <= NP_SEG_SMALL ? 19 : 9;
 }
@@ -393,7 +355,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
 	struct np_agg_entry *sorted = NULL;
 	struct seg_maps m = { 0 };
-	struct buf b = { 0 };
+	struct np_buf b = { 0 };
 	struct np_seg_hdr *h;
 	uint8_t *seg = NULL;
 	uint32_t flags = 0;
@@ -466,18 +428,18 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 
 	/* strings: lengths column, then bytes */
 	for (uint32_t i = 0; i < m.nr_strs; i++)
-		put_var(&b, strlen(np_stacktab_str_get(st, lstr_g[i])));
+		np_put_var(&b, strlen(np_stacktab_str_get(st, lstr_g[i])));
 	for (uint32_t i = 0; i < m.nr_strs; i++) {
 		const char *s = np_stacktab_str_get(st, lstr_g[i]);
 
-		put_bytes(&b, s, strlen(s));
+		np_put_bytes(&b, s, strlen(s));
 	}
 	/* frames: dso<<1|kernel, name+1 (0: none), offset */
 	for (uint32_t i = 0; i < m.nr_frames; i++) {
 		uint32_t d, nm;
 
 		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
-		put_var(&b, (uint64_t)(m.str[d] - 1) << 1 |
+		np_put_var(&b, (uint64_t)(m.str[d] - 1) << 1 |
 			   np_stacktab_frame_get(st, lframe_g[i])->kernel);
 	}
 	for (uint32_t i = 0, prev = 0; i < m.nr_frames; i++) {
@@ -485,17 +447,17 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 
 		np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
 		if (nm == NP_ID_NONE) {
-			put_var(&b, 0);
+			np_put_var(&b, 0);
 			continue;
 		}
 		/* names are interned in frame order: deltas are mostly +1 */
-		put_var(&b, zigzag((int64_t)(m.str[nm] - 1) - prev) + 1);
+		np_put_var(&b, np_zigzag((int64_t)(m.str[nm] - 1) - prev) + 1);
 		prev = m.str[nm] - 1;
 	}
 	for (uint32_t i = 0; i < m.nr_frames; i++) {
 		uint64_t off = np_stacktab_frame_get(st, lframe_g[i])->offset;
 
-		put_var(&b, zigzag((int64_t)(off - off_base(st, lframe_g, i))));
+		np_put_var(&b, np_zigzag((int64_t)(off - off_base(st, lframe_g, i))));
 	}
 	/* nodes: how many levels up from the previous node's depth the
 	 * parent is (preorder: 0 = child of the previous node), then frame */
@@ -508,31 +470,31 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 
 		np_stacktab_node(st, lnode[i], &p, &f);
 		depth[i + 1] = depth[p == NP_STACK_EMPTY ? 0 : m.node[p]] + 1;
-		put_var(&b, depth[i] + 1 - depth[i + 1]);
+		np_put_var(&b, depth[i] + 1 - depth[i + 1]);
 	}
 	for (uint32_t i = 0; i < m.nr_nodes; i++) {
 		uint32_t p, f;
 
 		np_stacktab_node(st, lnode[i], &p, &f);
-		put_var(&b, m.frame[f] - 1);
+		np_put_var(&b, m.frame[f] - 1);
 	}
 	/* records, sorted: pid delta, comm, cpu+1, stack delta, count */
 	for (uint32_t i = 0, prev = 0; i < nr_ents; prev = sorted[i++].pid)
-		put_var(&b, sorted[i].pid - prev);
+		np_put_var(&b, sorted[i].pid - prev);
 	for (uint32_t i = 0; i < nr_ents; i++)
-		put_var(&b, m.str[sorted[i].comm] - 1);
+		np_put_var(&b, m.str[sorted[i].comm] - 1);
 	for (uint32_t i = 0; i < nr_ents; i++)
-		put_var(&b, sorted[i].cpu == NP_CPU_ANY ? 0 :
+		np_put_var(&b, sorted[i].cpu == NP_CPU_ANY ? 0 :
 			    (uint64_t)sorted[i].cpu + 1);
 	for (uint32_t i = 0, prev = 0; i < nr_ents; i++) {
 		uint32_t s = sorted[i].stack == NP_STACK_EMPTY ? 0 :
 			     m.node[sorted[i].stack];
 
-		put_var(&b, zigzag((int64_t)s - prev));
+		np_put_var(&b, np_zigzag((int64_t)s - prev));
 		prev = s;
 	}
 	for (uint32_t i = 0; i < nr_ents; i++)
-		put_var(&b, sorted[i].count);
+		np_put_var(&b, sorted[i].count);
 	if (b.oom)
 		goto out;
 	for (uint32_t i = 0; i < nr_ents; i++)
@@ -543,7 +505,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	free_maps(&m, &sorted, &lframe_g, &lstr_g, &lnode, &depth);
 
 	if (level <= 0)
-		level = seg_level(b.len);
+		level = np_seg_level(b.len);
 	bound = ZSTD_compressBound(b.len);
 	seg = malloc(sizeof(*h) + bound);
 	if (!seg)
@@ -587,23 +549,40 @@ out:
 int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 		  char *err, size_t errlen)
 {
-	struct np_seg_hdr h;
+	struct np_seg_hdr4 h = { 0 };	/* v1-3 fill the first 96 bytes */
+	size_t hs = sizeof(struct np_seg_hdr);
+	uint32_t crc;
 
-	if (len < sizeof(h)) {
+	if (len < hs) {
 		snprintf(err, errlen, "truncated segment header (%zu bytes)", len);
 		return -EAGAIN;
 	}
-	memcpy(&h, buf, sizeof(h));
+	memcpy(&h, buf, hs);
 	if (memcmp(h.magic, NP_SEG_MAGIC, sizeof(h.magic))) {
 		snprintf(err, errlen, "not a segment (bad magic)");
 		return -EBADMSG;
 	}
-	if (np_crc32c(0, &h, offsetof(struct np_seg_hdr, hdr_crc)) != h.hdr_crc) {
+	/* The header CRC sits in the last 4 bytes of the header, whose size
+	 * the version gives; nothing else is trusted before it matches. */
+	if (h.version == NP_SEG_VERSION_DICT && h.hdr_size == sizeof(h)) {
+		hs = sizeof(h);
+		if (len < hs) {
+			snprintf(err, errlen, "truncated segment header (%zu bytes)",
+				 len);
+			return -EAGAIN;
+		}
+		memcpy(&h, buf, hs);
+		crc = h.hdr_crc;
+	} else {
+		memcpy(&crc, (const uint8_t *)buf +
+		       offsetof(struct np_seg_hdr, hdr_crc), sizeof(crc));
+	}
+	if (np_crc32c(0, &h, hs - 4) != crc) {
 		snprintf(err, errlen, "segment header checksum mismatch");
 		return -EBADMSG;
 	}
-	if (h.version < NP_SEG_VERSION_MIN || h.version > NP_SEG_VERSION ||
-	    h.hdr_size != sizeof(h)) {
+	if (h.version < NP_SEG_VERSION_MIN || h.version > NP_SEG_VERSION_DICT ||
+	    h.hdr_size != hs) {
 		snprintf(err, errlen, "unsupported segment version %u", h.version);
 		return -EBADMSG;
 	}
@@ -611,6 +590,7 @@ int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 		snprintf(err, errlen, "segment claims an oversized payload");
 		return -EBADMSG;
 	}
+	memset(info, 0, sizeof(*info));
 	info->start_ns = h.start_ns;
 	info->end_ns = h.end_ns;
 	info->samples = h.samples;
@@ -623,43 +603,13 @@ int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 	info->version = h.version;
 	info->raw_size = h.raw_size;
 	info->comp_size = h.comp_size;
-	info->size = sizeof(h) + h.comp_size;
-	return 0;
-}
-
-struct rd {
-	const uint8_t *p, *end;
-	int bad;
-};
-
-static uint64_t get_var(struct rd *r)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		uint8_t c;
-
-		if (r->p >= r->end)
-			break;
-		c = *r->p++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
+	info->size = hs + h.comp_size;
+	if (h.version == NP_SEG_VERSION_DICT) {
+		info->epoch = h.epoch;
+		info->dict_len = h.dict_len;
+		info->dict_crc = h.dict_crc;
 	}
-	r->bad = 1;
 	return 0;
-}
-
-/* Reject ids out of range: an id read from disk indexes local tables. */
-static uint32_t get_id(struct rd *r, uint32_t limit)
-{
-	uint64_t v = get_var(r);
-
-	if (v >= limit) {
-		r->bad = 1;
-		return 0;
-	}
-	return (uint32_t)v;
 }
 
 int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
@@ -672,13 +622,19 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 	struct np_seg_info in;
 	uint8_t *raw = NULL;
 	uint32_t crc;
-	struct rd r;
+	struct np_rd r;
 	size_t n;
 	int ret;
 
 	ret = np_seg_header(buf, len, &in, err, errlen);
 	if (ret)
 		return ret;
+	if (in.version == NP_SEG_VERSION_DICT) {
+		snprintf(err, errlen, "segment needs the stack dictionary "
+			 "dict-%016llx.npd of its store",
+			 (unsigned long long)in.epoch);
+		return -EBADMSG;
+	}
 	if (len < in.size) {
 		snprintf(err, errlen, "truncated segment (%zu of %llu bytes)",
 			 len, (unsigned long long)in.size);
@@ -728,7 +684,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 	r.bad = 0;
 
 	for (uint32_t i = 0; i < in.nr_strings && !r.bad; i++) {
-		slen[i] = (uint32_t)get_var(&r);
+		slen[i] = (uint32_t)np_get_var(&r);
 		if (slen[i] > in.raw_size)
 			r.bad = 1;
 	}
@@ -757,7 +713,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 				goto oom;
 		}
 		for (uint32_t i = 0; i < nf && !r.bad; i++) {
-			uint64_t v = get_var(&r);
+			uint64_t v = np_get_var(&r);
 
 			if ((v >> 1) >= in.nr_strings)
 				r.bad = 1;
@@ -767,19 +723,19 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			uint64_t prev = 0;	/* wraps: one range check */
 
 			for (uint32_t i = 0; i < nf && !r.bad; i++) {
-				uint64_t v = get_var(&r);
+				uint64_t v = np_get_var(&r);
 
 				nm[i] = 0;
 				if (!v)
 					continue;
-				prev += (uint64_t)unzigzag(v - 1);
+				prev += (uint64_t)np_unzigzag(v - 1);
 				if (prev >= in.nr_strings)
 					r.bad = 1;
 				nm[i] = (uint32_t)prev + 1;
 			}
 		} else {
 			for (uint32_t i = 0; i < nf && !r.bad; i++)
-				nm[i] = get_id(&r, in.nr_strings + 1);
+				nm[i] = np_get_id(&r, in.nr_strings + 1);
 		}
 		for (uint64_t i = 0, prev = 0; i < nf && !r.bad; i++) {
 			uint64_t off;
@@ -790,8 +746,8 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 						nm[i] != nm[i - 1]))
 				prev = 0;
 			off = in.version >= 2 ?
-			      prev + (uint64_t)unzigzag(get_var(&r)) :
-			      get_var(&r);
+			      prev + (uint64_t)np_unzigzag(np_get_var(&r)) :
+			      np_get_var(&r);
 
 			prev = off;
 
@@ -821,7 +777,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 				goto oom;
 			path[0] = 0;
 			for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
-				uint64_t up = get_var(&r);
+				uint64_t up = np_get_var(&r);
 
 				if (up > depth) {
 					r.bad = 1;
@@ -834,7 +790,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			free(path);
 		} else {
 			for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
-				uint64_t d = get_var(&r);
+				uint64_t d = np_get_var(&r);
 
 				if (d < 1 || d > i)
 					r.bad = 1;
@@ -842,7 +798,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			}
 		}
 		for (uint32_t i = 1; i <= in.nr_nodes && !r.bad; i++) {
-			uint32_t f = get_id(&r, in.nr_frames);
+			uint32_t f = np_get_id(&r, in.nr_frames);
 
 			if (r.bad)
 				break;
@@ -856,23 +812,23 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 		int64_t sprev = 0;
 
 		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			uint64_t d = get_var(&r);
+			uint64_t d = np_get_var(&r);
 
 			if (d > UINT32_MAX - prev)
 				r.bad = 1;
 			pids[i] = prev += (uint32_t)d;
 		}
 		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
-			comms[i] = get_id(&r, in.nr_strings);
+			comms[i] = np_get_id(&r, in.nr_strings);
 		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			uint64_t c = get_var(&r);
+			uint64_t c = np_get_var(&r);
 
 			if (c > UINT32_MAX)
 				r.bad = 1;
 			cpus[i] = c ? (uint32_t)c - 1 : NP_CPU_ANY;
 		}
 		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			int64_t s = sprev + unzigzag(get_var(&r));
+			int64_t s = sprev + np_unzigzag(np_get_var(&r));
 
 			if (s < 0 || s > in.nr_nodes)
 				r.bad = 1;
@@ -880,7 +836,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			sprev = s;
 		}
 		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
-			counts[i] = get_var(&r);
+			counts[i] = np_get_var(&r);
 	}
 	if (r.bad || r.p != r.end) {
 		snprintf(err, errlen, "malformed segment payload");
@@ -1056,7 +1012,7 @@ static void stats_add(struct np_read_stats *st, const struct np_seg_info *in)
  * damage, so one bad segment does not hide the ones after it. */
 static void read_segments(const char *name, const uint8_t *buf, size_t len,
 			  const struct np_read_opts *o, struct np_agg *a,
-			  struct np_read_stats *st)
+			  struct np_read_stats *st, struct np_dict_rd *rd)
 {
 	size_t off = 0;
 
@@ -1072,7 +1028,10 @@ static void read_segments(const char *name, const uint8_t *buf, size_t len,
 			ret = -EBADMSG;
 		}
 		if (!ret && overlaps(&in, o))
-			ret = np_seg_decode(buf + off, in.size, a, o->pid, why,
+			ret = rd && in.version == NP_SEG_VERSION_DICT ?
+			      np_seg_decode_dict(rd, buf + off, in.size, a,
+						 o->pid, why, sizeof(why)) :
+			      np_seg_decode(buf + off, in.size, a, o->pid, why,
 					    sizeof(why));
 		if (!ret) {
 			if (overlaps(&in, o))
@@ -1125,13 +1084,14 @@ int np_file_read(const char *path, const struct np_read_opts *o,
 		free(buf);
 		return -EINVAL;
 	}
-	read_segments(path, buf, len, o, a, st);
+	read_segments(path, buf, len, o, a, st, NULL);
 	free(buf);
 	return 0;
 }
 
 int np_seg_read_one(const char *path, const struct np_read_opts *o,
-		    struct np_agg *a, struct np_read_stats *st)
+		    struct np_agg *a, struct np_read_stats *st,
+		    struct np_dict_rd *rd)
 {
 	uint32_t before = st->skipped;
 	size_t len;
@@ -1144,7 +1104,7 @@ int np_seg_read_one(const char *path, const struct np_read_opts *o,
 		st->skipped++;
 		return ret;
 	}
-	read_segments(path, buf, len, o, a, st);
+	read_segments(path, buf, len, o, a, st, rd);
 	free(buf);
 	return st->skipped == before ? 0 : -EBADMSG;
 }

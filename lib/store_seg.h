@@ -11,11 +11,19 @@
 #include "store.h"
 
 #define NP_SEG_MAGIC	"NMIPSEG\n"	/* 8 bytes, no NUL on disk */
-/* 3: frame name column delta-coded, node frame column predicted from the
- * parent's and previous sibling's frames.  2: nodes in preorder with an
- * "up" column, frame offsets delta-coded in (dso, offset) order.
- * 1 (id - parent, absolute offsets) and 2 are still read. */
-#define NP_SEG_VERSION	3
+/*
+ * 4: records only; strings, frames and stacks live in the epoch's stack
+ *    dictionary (store_dict.c), which the 128-byte header names.  Written
+ *    by the directory store.
+ * 3: self-contained (own tables), frames sorted by content with the name
+ *    and offset columns delta-coded.  Still written to standalone files
+ *    (np_seg_encode), which have no dictionary.
+ * 2: nodes in preorder with an "up" column, frame offsets delta-coded in
+ *    (dso, offset) order.  1: id - parent, absolute offsets.
+ * Every version from 1 is read.
+ */
+#define NP_SEG_VERSION		3	/* np_seg_encode (self-contained) */
+#define NP_SEG_VERSION_DICT	4	/* store segments */
 #define NP_SEG_VERSION_MIN	1
 /* A header that passes its CRC but claims more than this is rejected
  * before anything is allocated. */
@@ -38,6 +46,51 @@ struct np_seg_hdr {
 
 _Static_assert(sizeof(struct np_seg_hdr) == 96, "segment header layout");
 
+/* Version 4: the same fields up to payload_crc, then the dictionary the
+ * records' ids refer to.  nr_strings/nr_frames/nr_nodes are the sizes of
+ * the dictionary's tables at dict_len (ids are below them). */
+struct np_seg_hdr4 {
+	char magic[8];
+	uint16_t version;
+	uint16_t hdr_size;	/* 128 */
+	uint32_t flags;
+	uint64_t start_ns, end_ns;
+	uint64_t samples, lost;
+	uint32_t nr_strings, nr_frames, nr_nodes, nr_records;
+	uint64_t raw_size, comp_size;
+	uint32_t payload_crc;
+	uint32_t dict_crc;	/* crc32c of the dictionary's first dict_len bytes */
+	uint64_t epoch;		/* profile/dict-<epoch>.npd */
+	uint64_t dict_len;	/* bytes of it this segment needs */
+	uint32_t reserved[5];
+	uint32_t hdr_crc;	/* crc32c of the 124 bytes before it */
+};
+
+_Static_assert(sizeof(struct np_seg_hdr4) == 128, "v4 segment header layout");
+
+/* The longest header of any version: what a reader fetches first. */
+#define NP_SEG_HDR_MAX	sizeof(struct np_seg_hdr4)
+
+/* One chunk of a stack dictionary file (profile/dict-<epoch>.npd):
+ * this header and a zstd frame with the tables' new rows. */
+#define NP_DICT_MAGIC	"NMIPDCT\n"
+#define NP_DICT_VERSION	1
+struct np_dict_hdr {
+	char magic[8];
+	uint16_t version;
+	uint16_t hdr_size;	/* 72 */
+	uint32_t flags;		/* 0 */
+	uint64_t epoch;		/* the file's epoch */
+	uint64_t offset;	/* file offset of this chunk */
+	uint32_t base_strings, base_frames, base_nodes;	/* rows before it */
+	uint32_t nr_strings, nr_frames, nr_nodes;	/* rows it adds */
+	uint32_t raw_size, comp_size;
+	uint32_t payload_crc;	/* crc32c of the comp_size bytes */
+	uint32_t hdr_crc;	/* crc32c of the 68 bytes before it */
+};
+
+_Static_assert(sizeof(struct np_dict_hdr) == 72, "dictionary chunk layout");
+
 /* Format one line and pass it to warn (or stderr). */
 void np_store_warnf(np_warn_fn warn, void *arg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -51,9 +104,48 @@ int np_write_all(int fd, const void *buf, size_t len);
 int np_write_atomic(const char *dir, const char *name, const void *buf,
 		    size_t len);
 
+/* ---- stack dictionaries (store_dict.c) ---------------------------- */
+
+/* The writer's open epoch: a mirror of the dictionary file's tables. */
+struct np_epoch {
+	uint64_t id;
+	int fd;			/* dict file, appended to; -1: none open */
+	uint64_t len;		/* bytes written and synced */
+	uint32_t crc;		/* crc32c of those bytes */
+	uint32_t segs;		/* segments written against it */
+	struct np_stacktab *tab;	/* what the file holds, interned */
+	uint32_t nstr, nfr, nnode;	/* rows in the file (nodes without root) */
+};
+
+/*
+ * Encode a's slice against ep: new strings, frames and stack nodes are
+ * added to ep->tab and returned as one dictionary chunk (*chunk, or NULL
+ * when nothing is new), the counts as a version-4 segment that needs the
+ * dictionary up to the end of that chunk.  ep->tab is changed even when
+ * the chunk is not written afterwards: the caller then abandons the epoch.
+ * np_epoch_commit() records a chunk as written.  0 or -errno.
+ */
+int np_epoch_encode(struct np_epoch *ep, const struct np_agg *a,
+		    uint64_t start_ns, uint64_t end_ns, int level,
+		    void **chunk, size_t *chunklen, void **seg, size_t *seglen);
+void np_epoch_commit(struct np_epoch *ep, const void *chunk, size_t chunklen);
+/* Close the file and drop the tables. */
+void np_epoch_reset(struct np_epoch *ep);
+
+/* A reader's view of the dictionaries: one epoch loaded at a time. */
+struct np_dict_rd;
+struct np_dict_rd *np_dict_rd_new(const char *pdir);
+void np_dict_rd_free(struct np_dict_rd *rd);
+/* Check and merge one version-4 segment, loading its dictionary. */
+int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
+		       struct np_agg *a, int64_t pid, char *err, size_t errlen);
+
 /* Merge one segment file of a store directory; damage is reported
- * through o->warn and counted in st->skipped.  0 or -errno. */
+ * through o->warn and counted in st->skipped.  rd resolves version-4
+ * segments (NULL: they are skipped as needing a dictionary).
+ * 0 or -errno. */
 int np_seg_read_one(const char *path, const struct np_read_opts *o,
-		    struct np_agg *a, struct np_read_stats *st);
+		    struct np_agg *a, struct np_read_stats *st,
+		    struct np_dict_rd *rd);
 
 #endif /* NP_STORE_SEG_H */

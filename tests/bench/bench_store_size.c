@@ -240,9 +240,13 @@ static int perf_compare(int seconds)
 	struct np_agg_opts ao;
 	int partial;
 
-	snprintf(data, sizeof(data), "%s/perf.data", tmpdir);
-	snprintf(dataz, sizeof(dataz), "%s/perf-z.data", tmpdir);
+	const char *reuse = getenv("NMIPROF_BENCH_PERF_DIR");
+
+	snprintf(data, sizeof(data), "%s/perf.data", reuse ? reuse : tmpdir);
+	snprintf(dataz, sizeof(dataz), "%s/perf-z.data", reuse ? reuse : tmpdir);
 	snprintf(wl, sizeof(wl), workload, seconds);
+	if (reuse)
+		printf("(reusing the recordings in %s)\n", reuse);
 	/*
 	 * --no-buildid and no -a: perf 6.1 on this kernel asserts in its
 	 * build-id code (util/build-id.c:1010) on some other processes'
@@ -252,14 +256,14 @@ static int perf_compare(int seconds)
 	 */
 	snprintf(cmd, sizeof(cmd), "perf record -q --no-buildid --sample-cpu -g -F %d -o '%s' -- %s "
 		 ">/dev/null 2>&1", PERF_HZ, data, wl);
-	if (system(cmd) || (plain = file_size(data)) <= 0) {
+	if ((reuse ? 0 : system(cmd)) || (plain = file_size(data)) <= 0) {
 		printf("perf: `perf record -g` does not work here; perf "
 		       "comparison skipped\n");
 		return -1;
 	}
 	snprintf(cmd, sizeof(cmd), "perf record -q --no-buildid --sample-cpu -z -g -F %d -o '%s' -- %s "
 		 ">/dev/null 2>&1", PERF_HZ, dataz, wl);
-	if (system(cmd) || (z = file_size(dataz)) <= 0)
+	if ((reuse ? 0 : system(cmd)) || (z = file_size(dataz)) <= 0)
 		z = -1;
 	samples_z = perf_samples(dataz);
 	samples_plain = perf_samples(data);
@@ -283,7 +287,7 @@ static int perf_compare(int seconds)
 	 * sides are compared per sample and the prefix is reported.
 	 */
 	partial = parse_perf_script(data, &f) != 0;
-	for (int retry = 0; retry < 4 && f.total < 5000 &&
+	for (int retry = 0; !reuse && retry < 4 && f.total < 5000 &&
 			    f.total < samples_plain / 2; retry++) {
 		/* perf script died early: record again, feed fresh stores */
 		printf("(perf script aborted after %llu of %llu samples, "

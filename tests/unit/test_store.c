@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * On-disk store: round trip, index loss, corruption, truncation,
- * standalone files, retention, crash safety under SIGKILL.
+ * standalone files, retention, crash safety under SIGKILL; stack
+ * dictionaries (segment version 4): epochs, a damaged or truncated
+ * dictionary costing only the segments that need it, retention across
+ * epochs, older segment versions in a store.
  * Lockups and garbage input: test_store_lockup.c, test_store_fuzz.c.
  */
 #include <dirent.h>
@@ -13,12 +16,16 @@
 #include <sys/wait.h>
 #include "test_store_util.h"
 #include "lockstore.h"
+#include "store_crc32c.h"
+#include "store_seg.h"
 
 #define SEC 1000000000ULL
 /* a fixed realtime origin for the synthetic slices: 2026-01-01 */
 #define T0 (1767225600ULL * SEC)
 
 static char base[4096];
+
+static int seg_slice(const char *name, const struct np_seg_info *in, void *arg);
 
 static void rm_rf(const char *path)
 {
@@ -377,40 +384,100 @@ static void put_lockup(const char *dir, uint64_t wall_ns, uint32_t cpu)
 				 sizeof(err)) == 0);
 }
 
+static int nr_dicts(const char *dir)
+{
+	char p[4300];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%s/profile", dir);
+	d = opendir(p);
+	while (d && (de = readdir(d)))
+		n += !strncmp(de->d_name, "dict-", 5);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static long long file_bytes(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) ? -1 : (long long)sb.st_size;
+}
+
+/* Sum of the dictionary files' sizes. */
+static long long dict_bytes(const char *dir)
+{
+	char p[4300], f[8600];
+	struct dirent *de;
+	long long sum = 0;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s/profile", dir);
+	d = opendir(p);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "dict-", 5))
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", p, de->d_name);
+		sum += file_bytes(f);
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
 static void test_retention(void)
 {
 	const char *dir = tdir("retain");
 	struct warns w = { 0 };
 	struct np_store *s;
-	uint64_t now = np_store_now_ns(), seg_size;
-	struct stat sb;
+	uint64_t now = np_store_now_ns(), seg_size, budget, dsize;
 
-	/* size: learn one segment's size, then allow ~3.5 of them */
+	/* size: learn one segment's and one fresh dictionary's size, then
+	 * allow the dictionary and ~3.5 segments */
 	s = open_store(dir, 0, 0, &w);
 	if (!s)
 		return;
 	write_slices(s, 0, 1, 2000, 300);
-	stat(seg_path(dir, 0), &sb);
-	seg_size = sb.st_size;
+	seg_size = file_bytes(seg_path(dir, 0));
+	dsize = dict_bytes(dir);
+	CHECK(np_store_bytes(s) == seg_size + dsize);
 	np_store_close(s);
 	/* a lockup newer than slice 0: must outlive slice 0 */
 	put_lockup(dir, T0 + 30 * SEC, 0);
-	s = open_store(dir, seg_size * 7 / 2 + 4096, 0, &w);
+	/* a new writer starts a new epoch: slice 0's dictionary must go
+	 * with slice 0, not before */
+	budget = dsize + seg_size * 7 / 2 + 2048;
+	s = open_store(dir, budget, 0, &w);
 	write_slices(s, 1, 10, 2000, 300);
-	CHECK(np_store_bytes(s) <= seg_size * 7 / 2 + 4096 + seg_size / 4);
+	CHECK(np_store_bytes(s) <= budget);
 	CHECK(nr_segs(dir) == 3);
 	CHECK(access(seg_path(dir, 9), F_OK) == 0);
 	CHECK(access(seg_path(dir, 6), F_OK) != 0);
+	CHECK(nr_dicts(dir) == 1);	/* epoch of slice 0 went with it */
 	/* slices 0..6 went, the lockup only after its older profiles: it
 	 * has no older profile left but is within the budget -> kept */
 	CHECK(nr_lockups(dir) == 1);
 	np_store_close(s);
+	{
+		uint32_t left[] = { 7, 8, 9 };
+		struct np_read_stats st;
+		char *got = read_store(dir, 0, 0, &w, &st), *exp;
+
+		exp = expect(left, 3, 2000, 300);
+		CHECK(!strcmp(got, exp) && st.skipped == 0);
+		free(got);
+		free(exp);
+	}
 
 	/* budget smaller than one segment: newest segment kept, lockups go */
 	s = open_store(dir, 1, 0, &w);
 	write_slices(s, 10, 11, 2000, 300);
 	CHECK(nr_segs(dir) == 1 && access(seg_path(dir, 10), F_OK) == 0);
 	CHECK(nr_lockups(dir) == 0);
+	CHECK(nr_dicts(dir) == 1);	/* the newest segment's */
 	np_store_close(s);
 
 	/* age: one week, slices from T0 (2026-01-01) are older than that
@@ -437,8 +504,231 @@ static void test_retention(void)
 		np_agg_free(a);
 	}
 	CHECK(nr_segs(dir) == 1 && nr_lockups(dir) == 1);
+	/* the aged-out epoch's dictionary went (no segment needed it) */
+	CHECK(nr_dicts(dir) <= 2);
 	np_store_close(s);
 	CHECK(w.n == 0);
+}
+
+/* Offset of chunk k of a dictionary file, or -1. */
+static long long chunk_off(const char *path, int k)
+{
+	struct np_dict_hdr h;
+	long long off = 0;
+	int fd = open(path, O_RDONLY);
+
+	for (int i = 0; fd >= 0 && i < k; i++) {
+		if (pread(fd, &h, sizeof(h), off) != sizeof(h))
+			off = -1;
+		if (off < 0)
+			break;
+		off += sizeof(h) + h.comp_size;
+	}
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : off;
+}
+
+static const char *dict_path(const char *dir, uint32_t first_slice)
+{
+	static char p[4300];
+
+	snprintf(p, sizeof(p), "%s/profile/dict-%016llx.npd", dir,
+		 (unsigned long long)(T0 + first_slice * 60 * SEC));
+	return p;
+}
+
+/*
+ * Epochs: three writers (three epochs, three dictionaries) read back as
+ * one profile.  Then damage: a flipped byte in a chunk, a truncated
+ * dictionary and a deleted one each cost exactly the segments that need
+ * them, with one line per segment; the other epochs read intact.
+ */
+static void test_dict(void)
+{
+	const char *dir = tdir("dict");
+	uint32_t all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+	struct np_read_stats st;
+	struct warns w = { 0 };
+	char *got, *exp, p[4300];
+	struct np_store *s;
+
+	for (uint32_t e = 0; e < 3; e++) {
+		s = open_store(dir, 0, 0, &w);
+		if (!s)
+			return;
+		write_slices(s, e * 4, e * 4 + 4, 2000, 300);
+		np_store_close(s);
+	}
+	CHECK(nr_dicts(dir) == 3 && nr_segs(dir) == 12);
+	got = read_store(dir, 0, 0, &w, &st);
+	exp = expect(all, 12, 2000, 300);
+	CHECK(!strcmp(got, exp) && st.segments == 12 && st.skipped == 0);
+	free(got);
+	free(exp);
+	/* a range inside an epoch */
+	got = read_store(dir, T0 + 5 * 60 * SEC + 1, T0 + 6 * 60 * SEC - 1, &w, &st);
+	exp = expect(all + 5, 1, 2000, 300);
+	CHECK(!strcmp(got, exp) && st.segments == 1);
+	free(got);
+	free(exp);
+	CHECK(w.n == 0);
+	/* every slice adds a stack of its own: one chunk per segment */
+	CHECK(chunk_off(dict_path(dir, 0), 4) == file_bytes(dict_path(dir, 0)));
+
+	/* epoch 0: chunk 2 damaged -> slices 2, 3 lost, 0, 1 intact */
+	snprintf(p, sizeof(p), "%s", dict_path(dir, 0));
+	flip_byte(p, chunk_off(p, 2) + 80);
+	/* epoch 1: cut in the middle of chunk 1 -> slices 5, 6, 7 lost */
+	snprintf(p, sizeof(p), "%s", dict_path(dir, 4));
+	CHECK(truncate(p, chunk_off(p, 1) + 40) == 0);
+	{
+		uint32_t good[] = { 0, 1, 4, 8, 9, 10, 11 };
+
+		got = read_store(dir, 0, 0, &w, &st);
+		exp = expect(good, 7, 2000, 300);
+		CHECK(!strcmp(got, exp));
+		CHECK(st.segments == 7 && st.skipped == 5 && w.n == 5);
+		CHECK(strstr(w.last, "dict-") && strstr(w.last, "damaged"));
+		free(got);
+		free(exp);
+	}
+	/* epoch 2's dictionary gone: its segments are skipped, reported */
+	w.n = 0;
+	CHECK(unlink(dict_path(dir, 8)) == 0);
+	{
+		uint32_t good[] = { 0, 1, 4 };
+
+		got = read_store(dir, 0, 0, &w, &st);
+		exp = expect(good, 3, 2000, 300);
+		CHECK(!strcmp(got, exp));
+		CHECK(st.segments == 3 && st.skipped == 9 && w.n == 9);
+		CHECK(strstr(w.last, "No such file") != NULL);
+		free(got);
+		free(exp);
+	}
+	/* a standalone reader of one v4 segment says what it lacks */
+	{
+		struct np_agg *a = np_agg_new(NULL);
+		struct np_read_opts o;
+		char err[256];
+
+		np_read_opts_init(&o);
+		o.warn = util_warn;
+		o.warn_arg = &w;
+		CHECK(np_file_read(seg_path(dir, 0), &o, a, &st, err,
+				   sizeof(err)) == 0);
+		CHECK(st.segments == 0 && st.skipped == 1);
+		CHECK(strstr(w.last, "needs the stack dictionary") != NULL);
+		np_agg_free(a);
+	}
+	/* the writer carries on in a fresh epoch */
+	s = open_store(dir, 0, 0, &w);
+	CHECK(s != NULL);
+	if (s) {
+		write_slices(s, 12, 13, 500, 50);
+		np_store_close(s);
+	}
+	CHECK(nr_dicts(dir) == 3);
+}
+
+/* Retention across many epochs: whatever remains reads completely, and
+ * every dictionary left is needed by a segment left. */
+static void test_retention_epochs(void)
+{
+	const char *dir = tdir("retain-ep");
+	struct warns w = { 0 };
+	struct np_read_stats st;
+	uint32_t present[64], *pp = present;
+	uint64_t budget;
+	char *got, *exp, err[256];
+	struct np_store *s;
+	int n;
+
+	s = open_store(dir, 0, 0, &w);
+	if (!s)
+		return;
+	write_slices(s, 0, 3, 2000, 300);
+	budget = np_store_bytes(s) * 2;		/* about two epochs */
+	np_store_close(s);
+	for (uint32_t e = 1; e < 6; e++) {
+		s = open_store(dir, budget, 0, &w);
+		if (!s)
+			return;
+		write_slices(s, e * 3, e * 3 + 3, 2000, 300);
+		CHECK(np_store_bytes(s) <= budget);
+		np_store_close(s);
+	}
+	CHECK(np_store_list(dir, seg_slice, &pp, util_warn, &w, err,
+			    sizeof(err)) == 0);
+	n = (int)(pp - present);
+	CHECK(n >= 3 && n < 9 && present[n - 1] == 17);
+	for (int i = 1; i < n; i++)
+		CHECK(present[i] == present[i - 1] + 1);
+	/* the oldest epoch left may be partly pruned; dictionaries are
+	 * exactly those of the epochs with segments left */
+	CHECK(nr_dicts(dir) == (int)(17 / 3 - present[0] / 3 + 1));
+	got = read_store(dir, 0, 0, &w, &st);
+	exp = expect(present, n, 2000, 300);
+	CHECK(!strcmp(got, exp) && st.skipped == 0 && w.n == 0);
+	free(got);
+	free(exp);
+}
+
+/* A store written before version 4 (v3 segments, a v1 index) keeps
+ * reading, and a new writer adds v4 segments beside them. */
+static void test_old_store(void)
+{
+	const char *dir = tdir("old");
+	uint32_t all[] = { 0, 1, 2, 3 };
+	struct np_read_stats st;
+	struct warns w = { 0 };
+	char pdir[4300], *got, *exp;
+	struct np_store *s;
+
+	snprintf(pdir, sizeof(pdir), "%s/profile", dir);
+	CHECK(mkdir(dir, 0755) == 0 && mkdir(pdir, 0755) == 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct np_agg *a = util_agg();
+		size_t len;
+		void *seg;
+		int fd;
+
+		util_slice(a, i, 2000, 300);
+		CHECK(np_seg_encode(a, T0 + i * 60 * SEC, T0 + (i + 1) * 60 * SEC,
+				    0, &seg, &len) == 0);
+		CHECK(((uint8_t *)seg)[8] == 3);
+		fd = open(seg_path(dir, i), O_WRONLY | O_CREAT | O_EXCL, 0644);
+		CHECK(fd >= 0 && write(fd, seg, len) == (ssize_t)len);
+		close(fd);
+		free(seg);
+		np_agg_free(a);
+	}
+	{
+		/* a version-1 index (64-byte records): rebuilt, not trusted */
+		char ip[4400], hdr[16] = "NMIPIDX\n";
+		uint32_t v = 1, crc;
+		int fd;
+
+		memcpy(hdr + 8, &v, 4);
+		crc = np_crc32c(0, hdr, 12);
+		memcpy(hdr + 12, &crc, 4);
+		snprintf(ip, sizeof(ip), "%s/index", pdir);
+		fd = open(ip, O_WRONLY | O_CREAT, 0644);
+		CHECK(fd >= 0 && write(fd, hdr, 16) == 16);
+		close(fd);
+	}
+	s = open_store(dir, 0, 0, &w);
+	if (!s)
+		return;
+	write_slices(s, 2, 4, 2000, 300);
+	np_store_close(s);
+	got = read_store(dir, 0, 0, &w, &st);
+	exp = expect(all, 4, 2000, 300);
+	CHECK(!strcmp(got, exp) && st.segments == 4 && st.skipped == 0);
+	CHECK(w.n == 0);
+	free(got);
+	free(exp);
 }
 
 /* ---- crash safety --------------------------------------------------- */
@@ -705,6 +995,9 @@ int main(void)
 	test_file();
 	test_versions();
 	test_retention();
+	test_dict();
+	test_retention_epochs();
+	test_old_store();
 	test_crash();
 	if (!failures)
 		rm_rf(base);

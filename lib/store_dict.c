@@ -1,0 +1,953 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stack dictionaries (segment version 4, docs/store-format.md).
+ *
+ * A self-contained segment re-stores every string, frame and stack node
+ * its records use, and at steady state that repetition is most of the
+ * bytes: the same programs run minute after minute.  So the directory
+ * store keeps them once per epoch, in profile/dict-<epoch>.npd, an
+ * append-only file of checksummed chunks; each chunk holds only the rows
+ * that the slice being written added.  A version-4 segment holds just
+ * the counts, keyed by dictionary ids, and names the epoch, the length
+ * of the dictionary prefix it needs and that prefix's CRC.
+ *
+ * Damage is contained: a chunk is only ever read as part of a prefix
+ * that some segment asked for and whose CRC it carries, so a damaged
+ * chunk costs the segments that need it (those written after it in the
+ * epoch), is reported once per segment, and never reaches an earlier
+ * segment.  An epoch is bounded (store.c rolls it over) to bound that
+ * loss and the writer's mirror of the tables.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "store_codec.h"
+#include "store_crc32c.h"
+#include "store_seg.h"
+
+/* A dictionary file bigger than this is not read (the writer rolls the
+ * epoch over long before). */
+#define NP_DICT_MAX_FILE	(512ULL << 20)
+
+/* ---- writer --------------------------------------------------------- */
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct np_agg_entry *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return 0;
+}
+
+/* String id of st in the epoch's table, interned if new. */
+static uint32_t dict_str(struct np_stacktab *tab, const struct np_stacktab *st,
+			 uint32_t id)
+{
+	const char *s = np_stacktab_str_get(st, id);
+
+	return np_stacktab_str(tab, s, strlen(s));
+}
+
+/* hdr_size bytes of room, then the zstd frame of b; *clen its size. */
+static uint8_t *compress_after(size_t hdr_size, const struct np_buf *b,
+			       int level, size_t *clen)
+{
+	size_t bound = ZSTD_compressBound(b->len);
+	uint8_t *out = malloc(hdr_size + bound);
+
+	if (!out)
+		return NULL;
+	if (level <= 0)
+		level = np_seg_level(b->len);
+	*clen = ZSTD_compress(out + hdr_size, bound, b->p, b->len, level);
+	if (ZSTD_isError(*clen)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * The rows ep->tab gained since the last committed chunk, columns as in
+ * a version-3 segment: strings (lengths, bytes); frames (dso << 1 |
+ * kernel, name as 0 or 1 + zigzag delta from the previous named row,
+ * offset as zigzag delta within one dso and name); nodes (id - parent,
+ * frame).  Frames and nodes were interned in content order and preorder
+ * (np_epoch_encode), so those deltas are small.
+ */
+static int encode_chunk(struct np_epoch *ep, int level, void **out,
+			size_t *outlen)
+{
+	const struct np_stacktab *t = ep->tab;
+	uint32_t ns = np_stacktab_nr_strs(t), nf = np_stacktab_nr_frames(t);
+	uint32_t nn = np_stacktab_nr_nodes(t) - 1;	/* without the root */
+	struct np_dict_hdr *h;
+	struct np_buf b = { 0 };
+	uint32_t prev = 0;
+	uint8_t *chunk;
+	size_t clen;
+
+	*out = NULL;
+	*outlen = 0;
+	if (ns == ep->nstr && nf == ep->nfr && nn == ep->nnode)
+		return 0;
+	for (uint32_t i = ep->nstr; i < ns; i++)
+		np_put_var(&b, strlen(np_stacktab_str_get(t, i)));
+	for (uint32_t i = ep->nstr; i < ns; i++) {
+		const char *s = np_stacktab_str_get(t, i);
+
+		np_put_bytes(&b, s, strlen(s));
+	}
+	for (uint32_t i = ep->nfr; i < nf; i++) {
+		uint32_t d, nm;
+
+		np_stacktab_frame_strs(t, i, &d, &nm);
+		np_put_var(&b, (uint64_t)d << 1 | np_stacktab_frame_get(t, i)->kernel);
+	}
+	for (uint32_t i = ep->nfr; i < nf; i++) {
+		uint32_t d, nm;
+
+		np_stacktab_frame_strs(t, i, &d, &nm);
+		if (nm == NP_ID_NONE) {
+			np_put_var(&b, 0);
+			continue;
+		}
+		np_put_var(&b, np_zigzag((int64_t)nm - prev) + 1);
+		prev = nm;
+	}
+	for (uint32_t i = ep->nfr; i < nf; i++) {
+		uint64_t off = np_stacktab_frame_get(t, i)->offset, base = 0;
+		uint32_t d0, n0, d1, n1;
+
+		np_stacktab_frame_strs(t, i, &d1, &n1);
+		if (i > ep->nfr) {
+			np_stacktab_frame_strs(t, i - 1, &d0, &n0);
+			if (d0 == d1 && n0 == n1)
+				base = np_stacktab_frame_get(t, i - 1)->offset;
+		}
+		np_put_var(&b, np_zigzag((int64_t)(off - base)));
+	}
+	for (uint32_t i = ep->nnode + 1; i <= nn; i++) {
+		uint32_t p, f;
+
+		np_stacktab_node(t, i, &p, &f);
+		np_put_var(&b, i - p);
+	}
+	for (uint32_t i = ep->nnode + 1; i <= nn; i++) {
+		uint32_t p, f;
+
+		np_stacktab_node(t, i, &p, &f);
+		np_put_var(&b, f);
+	}
+	if (b.oom || b.len > NP_SEG_MAX_PAYLOAD) {
+		free(b.p);
+		return b.oom ? -ENOMEM : -EFBIG;
+	}
+	chunk = compress_after(sizeof(*h), &b, level, &clen);
+	if (!chunk) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	h = (struct np_dict_hdr *)chunk;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, NP_DICT_MAGIC, 8);
+	h->version = NP_DICT_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->epoch = ep->id;
+	h->offset = ep->len;
+	h->base_strings = ep->nstr;
+	h->base_frames = ep->nfr;
+	h->base_nodes = ep->nnode;
+	h->nr_strings = ns - ep->nstr;
+	h->nr_frames = nf - ep->nfr;
+	h->nr_nodes = nn - ep->nnode;
+	h->raw_size = (uint32_t)b.len;
+	h->comp_size = (uint32_t)clen;
+	h->payload_crc = np_crc32c(0, chunk + sizeof(*h), clen);
+	h->hdr_crc = np_crc32c(0, h, offsetof(struct np_dict_hdr, hdr_crc));
+	free(b.p);
+	*out = chunk;
+	*outlen = sizeof(*h) + clen;
+	return 0;
+}
+
+/*
+ * Records sorted by (pid, comm, cpu, stack) with dictionary ids, as
+ * columns: pid delta, comm, cpu + 1 (0: not recorded), stack as a
+ * zigzag delta from the previous row, count.
+ */
+static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
+			  const struct np_agg_entry *recs, uint32_t nr,
+			  uint64_t start_ns, uint64_t end_ns, int level,
+			  uint64_t dict_len, uint32_t dict_crc,
+			  void **out, size_t *outlen)
+{
+	struct np_seg_hdr4 *h;
+	struct np_buf b = { 0 };
+	uint32_t flags = 0;
+	uint8_t *seg;
+	size_t clen;
+
+	for (uint32_t i = 0, prev = 0; i < nr; prev = recs[i++].pid)
+		np_put_var(&b, recs[i].pid - prev);
+	for (uint32_t i = 0; i < nr; i++)
+		np_put_var(&b, recs[i].comm);
+	for (uint32_t i = 0; i < nr; i++) {
+		np_put_var(&b, recs[i].cpu == NP_CPU_ANY ? 0 :
+			       (uint64_t)recs[i].cpu + 1);
+		if (recs[i].cpu != NP_CPU_ANY)
+			flags |= NP_SEG_F_BY_CPU;
+	}
+	for (uint32_t i = 0, prev = 0; i < nr; prev = recs[i++].stack)
+		np_put_var(&b, np_zigzag((int64_t)recs[i].stack - prev));
+	for (uint32_t i = 0; i < nr; i++)
+		np_put_var(&b, recs[i].count);
+	if (b.oom || b.len > NP_SEG_MAX_PAYLOAD) {
+		free(b.p);
+		return b.oom ? -ENOMEM : -EFBIG;
+	}
+	seg = compress_after(sizeof(*h), &b, level, &clen);
+	if (!seg) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	h = (struct np_seg_hdr4 *)seg;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, NP_SEG_MAGIC, 8);
+	h->version = NP_SEG_VERSION_DICT;
+	h->hdr_size = sizeof(*h);
+	h->flags = flags;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->samples = np_agg_samples(a);
+	h->lost = np_agg_lost_count(a);
+	h->nr_strings = np_stacktab_nr_strs(ep->tab);
+	h->nr_frames = np_stacktab_nr_frames(ep->tab);
+	h->nr_nodes = np_stacktab_nr_nodes(ep->tab) - 1;
+	h->nr_records = nr;
+	h->raw_size = b.len;
+	h->comp_size = clen;
+	h->payload_crc = np_crc32c(0, seg + sizeof(*h), clen);
+	h->dict_crc = dict_crc;
+	h->epoch = ep->id;
+	h->dict_len = dict_len;
+	h->hdr_crc = np_crc32c(0, h, offsetof(struct np_seg_hdr4, hdr_crc));
+	free(b.p);
+	*out = seg;
+	*outlen = sizeof(*h) + clen;
+	return 0;
+}
+
+int np_epoch_encode(struct np_epoch *ep, const struct np_agg *a,
+		    uint64_t start_ns, uint64_t end_ns, int level,
+		    void **chunk, size_t *chunklen, void **seg, size_t *seglen)
+{
+	const struct np_stacktab *st = np_agg_stacktab(a);
+	uint32_t gn = np_stacktab_nr_nodes(st), gf = np_stacktab_nr_frames(st);
+	uint32_t nr, nf = 0, nn = 0;
+	const struct np_agg_entry *ents = np_agg_entries(a, &nr);
+	uint32_t *mark, *fmap, *fids, *dnode, *order = NULL;
+	struct np_agg_entry *recs;
+	int ret = -ENOMEM;
+
+	*chunk = *seg = NULL;
+	*chunklen = *seglen = 0;
+	if (!ep->tab && !(ep->tab = np_stacktab_new()))
+		return -ENOMEM;
+	mark = calloc(gn, sizeof(*mark));
+	dnode = malloc(gn * sizeof(*dnode));
+	fmap = malloc((gf ? gf : 1) * sizeof(*fmap));
+	fids = malloc((gf ? gf : 1) * sizeof(*fids));
+	recs = malloc((nr ? nr : 1) * sizeof(*recs));
+	if (!mark || !dnode || !fmap || !fids || !recs)
+		goto out;
+
+	/* The slice's nodes: every node on the path of a recorded stack. */
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t n = ents[i].stack, p, f;
+
+		while (n != NP_STACK_EMPTY && !mark[n]) {
+			mark[n] = 1;
+			np_stacktab_node(st, n, &p, &f);
+			n = p;
+		}
+	}
+	/* Their frames, interned in content order so that the new ones
+	 * (and their strings) get ids in that order: the chunk's name and
+	 * offset columns then delta-code as well as a v3 segment's. */
+	memset(fmap, 0xff, (gf ? gf : 1) * sizeof(*fmap));
+	for (uint32_t n = 1; n < gn; n++) {
+		uint32_t p, f;
+
+		if (!mark[n])
+			continue;
+		np_stacktab_node(st, n, &p, &f);
+		if (fmap[f] == NP_ID_NONE) {
+			fmap[f] = 0;
+			fids[nf++] = f;
+		}
+	}
+	np_seg_sort_frames(st, fids, nf);
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct np_sym *sym = np_stacktab_frame_get(st, fids[i]);
+		uint32_t d, nm, dd, dn = NP_ID_NONE;
+
+		np_stacktab_frame_strs(st, fids[i], &d, &nm);
+		dd = dict_str(ep->tab, st, d);
+		if (nm != NP_ID_NONE)
+			dn = dict_str(ep->tab, st, nm);
+		if (dd == NP_ID_NONE || (nm != NP_ID_NONE && dn == NP_ID_NONE))
+			goto out;
+		fmap[fids[i]] = np_stacktab_frame_ids(ep->tab, dd, dn,
+						      sym->offset, sym->kernel);
+		if (fmap[fids[i]] == NP_ID_NONE)
+			goto out;
+	}
+	/* Nodes in preorder: a new call chain gets consecutive ids, so the
+	 * chunk's parent column is mostly 1s. */
+	if (np_seg_preorder(st, mark, &order, &nn))
+		goto out;
+	dnode[NP_STACK_EMPTY] = NP_STACK_EMPTY;
+	for (uint32_t k = 0; k < nn; k++) {
+		uint32_t g = order[k], p, f;
+
+		np_stacktab_node(st, g, &p, &f);
+		dnode[g] = np_stacktab_child(ep->tab, dnode[p], fmap[f]);
+		if (dnode[g] == NP_ID_NONE)
+			goto out;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		recs[i] = ents[i];
+		recs[i].comm = dict_str(ep->tab, st, ents[i].comm);
+		recs[i].stack = dnode[ents[i].stack];
+		if (recs[i].comm == NP_ID_NONE)
+			goto out;
+	}
+	free(mark);
+	free(dnode);
+	free(fmap);
+	free(fids);
+	free(order);
+	mark = dnode = fmap = fids = order = NULL;
+	qsort(recs, nr, sizeof(*recs), rec_cmp);
+
+	ret = encode_chunk(ep, level, chunk, chunklen);
+	if (!ret)
+		ret = encode_segment(ep, a, recs, nr, start_ns, end_ns, level,
+				     ep->len + *chunklen,
+				     np_crc32c(ep->crc, *chunk, *chunklen),
+				     seg, seglen);
+	if (ret) {
+		free(*chunk);
+		*chunk = NULL;
+		*chunklen = 0;
+	}
+out:
+	free(mark);
+	free(dnode);
+	free(fmap);
+	free(fids);
+	free(order);
+	free(recs);
+	return ret;
+}
+
+void np_epoch_commit(struct np_epoch *ep, const void *chunk, size_t chunklen)
+{
+	struct np_dict_hdr h;
+
+	if (!chunk)
+		return;
+	memcpy(&h, chunk, sizeof(h));
+	ep->len += chunklen;
+	ep->crc = np_crc32c(ep->crc, chunk, chunklen);
+	ep->nstr = h.base_strings + h.nr_strings;
+	ep->nfr = h.base_frames + h.nr_frames;
+	ep->nnode = h.base_nodes + h.nr_nodes;
+}
+
+void np_epoch_reset(struct np_epoch *ep)
+{
+	if (ep->fd >= 0)
+		close(ep->fd);
+	np_stacktab_free(ep->tab);
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = -1;
+}
+
+/* ---- reader --------------------------------------------------------- */
+
+struct rd_str {
+	uint64_t off;		/* into chars */
+	uint32_t len;
+};
+
+struct rd_frame {
+	uint32_t dso, name;	/* string ids; name NP_ID_NONE: none */
+	uint64_t offset;
+	uint8_t kernel;
+};
+
+struct rd_node {
+	uint32_t parent, frame;
+};
+
+/* After each good chunk: the prefix's length, CRC and table sizes. */
+struct rd_mark {
+	uint64_t end;
+	uint32_t crc, ns, nf, nn;
+};
+
+struct np_dict_rd {
+	char pdir[4096];
+	uint64_t epoch;
+	int loaded;
+	uint8_t *file;
+	size_t flen;
+	uint64_t good;		/* bytes of verified, decoded chunks */
+	uint32_t crc;		/* crc32c of those */
+	char why[200];		/* set: the chunk at `good` is unusable */
+	/* tables (strings point into chars, by offset) */
+	char *chars;
+	size_t clen, ccap;
+	struct rd_str *str;
+	uint32_t ns, cap_s;
+	struct rd_frame *fr;
+	uint32_t nf, cap_f;
+	struct rd_node *nd;	/* [0] is the root */
+	uint32_t nn, cap_n;	/* without the root */
+	struct rd_mark *mk;
+	uint32_t nmk, cap_mk;
+	/* dictionary id -> id in the reader's np_agg, NP_ID_NONE: not yet */
+	const struct np_agg *agg;
+	uint32_t *mstr, *mfr, *mnode;
+	uint32_t mns, mnf, mnn;	/* entries the maps cover */
+	uint32_t *path;		/* scratch for map_node */
+};
+
+static int grow(void **p, uint32_t *cap, uint64_t need, size_t size)
+{
+	uint64_t nc = *cap ? *cap : 256;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	if (nc > UINT32_MAX / 2 || nc * size > SIZE_MAX / 2)
+		return -ENOMEM;
+	n = realloc(*p, nc * size);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = (uint32_t)nc;
+	return 0;
+}
+
+struct np_dict_rd *np_dict_rd_new(const char *pdir)
+{
+	struct np_dict_rd *rd = calloc(1, sizeof(*rd));
+
+	if (rd)
+		snprintf(rd->pdir, sizeof(rd->pdir), "%s", pdir);
+	return rd;
+}
+
+static void rd_unload(struct np_dict_rd *rd)
+{
+	char pdir[4096];
+
+	memcpy(pdir, rd->pdir, sizeof(pdir));
+	free(rd->file);
+	free(rd->chars);
+	free(rd->str);
+	free(rd->fr);
+	free(rd->nd);
+	free(rd->mk);
+	free(rd->mstr);
+	free(rd->mfr);
+	free(rd->mnode);
+	free(rd->path);
+	memset(rd, 0, sizeof(*rd));
+	memcpy(rd->pdir, pdir, sizeof(pdir));
+}
+
+void np_dict_rd_free(struct np_dict_rd *rd)
+{
+	if (!rd)
+		return;
+	rd_unload(rd);
+	free(rd);
+}
+
+static int rd_load(struct np_dict_rd *rd, uint64_t epoch)
+{
+	char path[4200];
+	void *buf;
+	size_t len;
+	int ret;
+
+	if (rd->loaded && rd->epoch == epoch)
+		return 0;
+	rd_unload(rd);
+	rd->epoch = epoch;
+	rd->loaded = 1;
+	rd->nd = malloc(sizeof(*rd->nd));
+	rd->mk = malloc(sizeof(*rd->mk));
+	if (!rd->nd || !rd->mk)
+		return -ENOMEM;
+	rd->cap_n = rd->cap_mk = 1;
+	rd->nd[0].parent = rd->nd[0].frame = 0;
+	/* the empty prefix: what a segment without stacks may name */
+	memset(&rd->mk[0], 0, sizeof(rd->mk[0]));
+	rd->nmk = 1;
+	snprintf(path, sizeof(path), "%s/dict-%016llx.npd", rd->pdir,
+		 (unsigned long long)epoch);
+	ret = np_read_file(path, NP_DICT_MAX_FILE, &buf, &len);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		snprintf(rd->why, sizeof(rd->why), "dict-%016llx.npd: %s",
+			 (unsigned long long)epoch, strerror(-ret));
+		return 0;
+	}
+	rd->file = buf;
+	rd->flen = len;
+	return 0;
+}
+
+/* Decode the chunk at rd->good; on damage set rd->why.  -ENOMEM only. */
+static int rd_chunk(struct np_dict_rd *rd)
+{
+	uint64_t off = rd->good, total;
+	const char *reason = NULL;
+	struct np_dict_hdr h;
+	uint8_t *raw = NULL;
+	struct np_rd r;
+	size_t n;
+	uint32_t ns, nf, nn;
+
+	if (rd->flen - off < sizeof(h)) {
+		reason = "truncated";
+		goto bad;
+	}
+	memcpy(&h, rd->file + off, sizeof(h));
+	if (memcmp(h.magic, NP_DICT_MAGIC, 8)) {
+		reason = "bad magic";
+		goto bad;
+	}
+	if (np_crc32c(0, &h, offsetof(struct np_dict_hdr, hdr_crc)) != h.hdr_crc) {
+		reason = "header checksum mismatch";
+		goto bad;
+	}
+	if (h.version != NP_DICT_VERSION || h.hdr_size != sizeof(h)) {
+		reason = "unsupported chunk version";
+		goto bad;
+	}
+	/* A chunk must continue exactly where the tables stand: a chunk of
+	 * another file or position cannot pass for this one. */
+	if (h.epoch != rd->epoch || h.offset != off || h.base_strings != rd->ns ||
+	    h.base_frames != rd->nf || h.base_nodes != rd->nn) {
+		reason = "chunk out of place";
+		goto bad;
+	}
+	if (h.raw_size > NP_SEG_MAX_PAYLOAD ||
+	    h.comp_size > rd->flen - off - sizeof(h)) {
+		reason = h.raw_size > NP_SEG_MAX_PAYLOAD ? "oversized" : "truncated";
+		goto bad;
+	}
+	if (np_crc32c(0, rd->file + off + sizeof(h), h.comp_size) != h.payload_crc) {
+		reason = "payload checksum mismatch";
+		goto bad;
+	}
+	/* Every row takes at least a byte per column: bound the counts by
+	 * raw_size before allocating for them. */
+	if ((uint64_t)h.nr_strings + h.nr_frames * 3ULL + h.nr_nodes * 2ULL >
+	    h.raw_size) {
+		reason = "table counts exceed payload";
+		goto bad;
+	}
+	ns = rd->ns + h.nr_strings;
+	nf = rd->nf + h.nr_frames;
+	nn = rd->nn + h.nr_nodes;
+	if (grow((void **)&rd->str, &rd->cap_s, ns, sizeof(*rd->str)) ||
+	    grow((void **)&rd->fr, &rd->cap_f, nf, sizeof(*rd->fr)) ||
+	    grow((void **)&rd->nd, &rd->cap_n, (uint64_t)nn + 1, sizeof(*rd->nd)) ||
+	    grow((void **)&rd->mk, &rd->cap_mk, rd->nmk + 1ULL, sizeof(*rd->mk)))
+		return -ENOMEM;
+	raw = malloc(h.raw_size ? h.raw_size : 1);
+	if (!raw)
+		return -ENOMEM;
+	n = ZSTD_decompress(raw, h.raw_size, rd->file + off + sizeof(h),
+			    h.comp_size);
+	if (ZSTD_isError(n) || n != h.raw_size) {
+		reason = "payload does not decompress";
+		goto bad;
+	}
+	r.p = raw;
+	r.end = raw + n;
+	r.bad = 0;
+	/* strings: lengths, then bytes (appended to chars) */
+	total = 0;
+	for (uint32_t i = rd->ns; i < ns && !r.bad; i++) {
+		uint64_t l = np_get_var(&r);
+
+		if (l > h.raw_size)
+			r.bad = 1;
+		rd->str[i].len = (uint32_t)l;
+		total += l;
+	}
+	if (!r.bad && total > (uint64_t)(r.end - r.p))
+		r.bad = 1;
+	if (!r.bad && rd->clen + total + 1 > rd->ccap) {
+		size_t nc = rd->ccap ? rd->ccap : 65536;
+		char *c;
+
+		while (nc < rd->clen + total + 1)
+			nc *= 2;
+		c = realloc(rd->chars, nc);
+		if (!c) {
+			free(raw);
+			return -ENOMEM;
+		}
+		rd->chars = c;
+		rd->ccap = nc;
+	}
+	for (uint32_t i = rd->ns; i < ns && !r.bad; i++) {
+		if (memchr(r.p, '\0', rd->str[i].len)) {
+			r.bad = 1;
+			break;
+		}
+		rd->str[i].off = rd->clen;
+		memcpy(rd->chars + rd->clen, r.p, rd->str[i].len);
+		rd->clen += rd->str[i].len;
+		r.p += rd->str[i].len;
+	}
+	/* frames */
+	for (uint32_t i = rd->nf; i < nf && !r.bad; i++) {
+		uint64_t v = np_get_var(&r);
+
+		if ((v >> 1) >= ns)
+			r.bad = 1;
+		rd->fr[i].dso = (uint32_t)(v >> 1);
+		rd->fr[i].kernel = v & 1;
+	}
+	{
+		uint64_t prev = 0;	/* wraps: one range check */
+
+		for (uint32_t i = rd->nf; i < nf && !r.bad; i++) {
+			uint64_t v = np_get_var(&r);
+
+			rd->fr[i].name = NP_ID_NONE;
+			if (!v)
+				continue;
+			prev += (uint64_t)np_unzigzag(v - 1);
+			if (prev >= ns)
+				r.bad = 1;
+			rd->fr[i].name = (uint32_t)prev;
+		}
+	}
+	for (uint32_t i = rd->nf; i < nf && !r.bad; i++) {
+		uint64_t base = 0;
+
+		if (i > rd->nf && rd->fr[i - 1].dso == rd->fr[i].dso &&
+		    rd->fr[i - 1].name == rd->fr[i].name)
+			base = rd->fr[i - 1].offset;
+		rd->fr[i].offset = base + (uint64_t)np_unzigzag(np_get_var(&r));
+	}
+	/* nodes: id - parent (the parent is an earlier node), frame */
+	for (uint32_t i = rd->nn + 1; i <= nn && !r.bad; i++) {
+		uint64_t d = np_get_var(&r);
+
+		if (d < 1 || d > i)
+			r.bad = 1;
+		rd->nd[i].parent = i - (uint32_t)d;
+	}
+	for (uint32_t i = rd->nn + 1; i <= nn && !r.bad; i++)
+		rd->nd[i].frame = np_get_id(&r, nf);
+	if (r.bad || r.p != r.end) {
+		reason = "malformed payload";
+		goto bad;
+	}
+	free(raw);
+	rd->ns = ns;
+	rd->nf = nf;
+	rd->nn = nn;
+	rd->crc = np_crc32c(rd->crc, rd->file + off, sizeof(h) + h.comp_size);
+	rd->good = off + sizeof(h) + h.comp_size;
+	rd->mk[rd->nmk++] = (struct rd_mark){ rd->good, rd->crc, ns, nf, nn };
+	return 0;
+bad:
+	free(raw);
+	snprintf(rd->why, sizeof(rd->why), "dict-%016llx.npd is damaged at "
+		 "offset %llu (%s)", (unsigned long long)rd->epoch,
+		 (unsigned long long)off, reason);
+	return 0;
+}
+
+/* One map grown from *have to want entries, the new ones unmapped. */
+static int map_fit(uint32_t **m, uint32_t *have, uint32_t want)
+{
+	uint32_t *n;
+
+	if (want <= *have)
+		return 0;
+	n = realloc(*m, (size_t)want * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	memset(n + *have, 0xff, (size_t)(want - *have) * sizeof(*n));
+	*m = n;
+	*have = want;
+	return 0;
+}
+
+/* Make the maps to a's ids cover the tables (fresh ones for a new a). */
+static int rd_maps(struct np_dict_rd *rd, const struct np_agg *a)
+{
+	uint32_t *p;
+
+	if (rd->agg != a) {
+		rd->mns = rd->mnf = rd->mnn = 0;
+		rd->agg = a;
+	}
+	if (map_fit(&rd->mstr, &rd->mns, rd->ns) ||
+	    map_fit(&rd->mfr, &rd->mnf, rd->nf) ||
+	    map_fit(&rd->mnode, &rd->mnn, rd->nn + 1))
+		return -ENOMEM;
+	p = realloc(rd->path, ((size_t)rd->nn + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	rd->path = p;
+	return 0;
+}
+
+static uint32_t map_str(struct np_dict_rd *rd, struct np_stacktab *st,
+			uint32_t i)
+{
+	if (rd->mstr[i] == NP_ID_NONE)
+		rd->mstr[i] = np_stacktab_str(st, rd->chars + rd->str[i].off,
+					      rd->str[i].len);
+	return rd->mstr[i];
+}
+
+static uint32_t map_frame(struct np_dict_rd *rd, struct np_stacktab *st,
+			  uint32_t i)
+{
+	const struct rd_frame *f = &rd->fr[i];
+	uint32_t d, nm = NP_ID_NONE;
+
+	if (rd->mfr[i] != NP_ID_NONE)
+		return rd->mfr[i];
+	d = map_str(rd, st, f->dso);
+	if (f->name != NP_ID_NONE)
+		nm = map_str(rd, st, f->name);
+	if (d == NP_ID_NONE || (f->name != NP_ID_NONE && nm == NP_ID_NONE))
+		return NP_ID_NONE;
+	rd->mfr[i] = np_stacktab_frame_ids(st, d, nm, f->offset, f->kernel);
+	return rd->mfr[i];
+}
+
+/* The reader's node for dictionary node i: its unmapped ancestors are
+ * interned from the outermost down. */
+static uint32_t map_node(struct np_dict_rd *rd, struct np_stacktab *st,
+			 uint32_t i)
+{
+	uint32_t depth = 0;
+
+	if (!i)
+		return NP_STACK_EMPTY;
+	for (uint32_t n = i; n && rd->mnode[n] == NP_ID_NONE;
+	     n = rd->nd[n].parent)
+		rd->path[depth++] = n;
+	while (depth--) {
+		uint32_t n = rd->path[depth], p = rd->nd[n].parent;
+		uint32_t f = map_frame(rd, st, rd->nd[n].frame);
+
+		if (f == NP_ID_NONE)
+			return NP_ID_NONE;
+		rd->mnode[n] = np_stacktab_child(st, p ? rd->mnode[p] :
+						 NP_STACK_EMPTY, f);
+		if (rd->mnode[n] == NP_ID_NONE)
+			return NP_ID_NONE;
+	}
+	return rd->mnode[i];
+}
+
+/* Bring rd to the prefix a segment needs; the mark at its end, or NULL
+ * with err set. */
+static const struct rd_mark *rd_need(struct np_dict_rd *rd,
+				     const struct np_seg_info *in, int *oom,
+				     char *err, size_t errlen)
+{
+	uint32_t lo = 0, hi;
+
+	*oom = 0;
+	if (rd_load(rd, in->epoch)) {
+		*oom = 1;
+		return NULL;
+	}
+	while (rd->good < in->dict_len && !rd->why[0] && rd->file) {
+		if (rd_chunk(rd)) {
+			*oom = 1;
+			return NULL;
+		}
+	}
+	if (rd->good < in->dict_len) {
+		snprintf(err, errlen, "its stack dictionary %s",
+			 rd->why[0] ? rd->why : "is too short");
+		return NULL;
+	}
+	hi = rd->nmk;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (rd->mk[mid].end < in->dict_len)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == rd->nmk || rd->mk[lo].end != in->dict_len ||
+	    rd->mk[lo].crc != in->dict_crc || rd->mk[lo].ns != in->nr_strings ||
+	    rd->mk[lo].nf != in->nr_frames || rd->mk[lo].nn != in->nr_nodes) {
+		snprintf(err, errlen, "segment does not match its stack "
+			 "dictionary dict-%016llx.npd",
+			 (unsigned long long)in->epoch);
+		return NULL;
+	}
+	return &rd->mk[lo];
+}
+
+int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
+		       struct np_agg *a, int64_t pid, char *err, size_t errlen)
+{
+	struct np_stacktab *st = np_agg_stacktab(a);
+	uint32_t *pids = NULL, *comms = NULL, *cpus = NULL, *stacks = NULL;
+	uint64_t *counts = NULL;
+	const struct rd_mark *mk;
+	struct np_seg_info in;
+	uint8_t *raw = NULL;
+	uint32_t crc;
+	struct np_rd r;
+	int ret, oom;
+	size_t n;
+
+	ret = np_seg_header(buf, len, &in, err, errlen);
+	if (ret)
+		return ret;
+	if (in.version != NP_SEG_VERSION_DICT)
+		return np_seg_decode(buf, len, a, pid, err, errlen);
+	if (len < in.size) {
+		snprintf(err, errlen, "truncated segment (%zu of %llu bytes)",
+			 len, (unsigned long long)in.size);
+		return -EBADMSG;
+	}
+	memcpy(&crc, (const uint8_t *)buf +
+	       offsetof(struct np_seg_hdr4, payload_crc), sizeof(crc));
+	if (np_crc32c(0, (const uint8_t *)buf + sizeof(struct np_seg_hdr4),
+		      in.comp_size) != crc) {
+		snprintf(err, errlen, "segment payload checksum mismatch");
+		return -EBADMSG;
+	}
+	if (in.nr_records * 5ULL > in.raw_size) {
+		snprintf(err, errlen, "segment table counts exceed payload");
+		return -EBADMSG;
+	}
+	mk = rd_need(rd, &in, &oom, err, errlen);
+	if (!mk) {
+		if (oom)
+			snprintf(err, errlen, "out of memory");
+		return oom ? -ENOMEM : -EBADMSG;
+	}
+	if (rd_maps(rd, a))
+		goto oom;
+	raw = malloc(in.raw_size ? in.raw_size : 1);
+	pids = malloc((in.nr_records + 1) * sizeof(*pids));
+	comms = malloc((in.nr_records + 1) * sizeof(*comms));
+	cpus = malloc((in.nr_records + 1) * sizeof(*cpus));
+	stacks = malloc((in.nr_records + 1) * sizeof(*stacks));
+	counts = malloc((in.nr_records + 1) * sizeof(*counts));
+	if (!raw || !pids || !comms || !cpus || !stacks || !counts)
+		goto oom;
+	n = ZSTD_decompress(raw, in.raw_size,
+			    (const uint8_t *)buf + sizeof(struct np_seg_hdr4),
+			    in.comp_size);
+	ret = -EBADMSG;
+	if (ZSTD_isError(n) || n != in.raw_size) {
+		snprintf(err, errlen, "segment payload does not decompress");
+		goto out;
+	}
+	r.p = raw;
+	r.end = raw + n;
+	r.bad = 0;
+	{
+		uint32_t prev = 0;
+		int64_t sprev = 0;
+
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
+			uint64_t d = np_get_var(&r);
+
+			if (d > UINT32_MAX - prev)
+				r.bad = 1;
+			pids[i] = prev += (uint32_t)d;
+		}
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
+			comms[i] = np_get_id(&r, mk->ns);
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
+			uint64_t c = np_get_var(&r);
+
+			if (c > UINT32_MAX)
+				r.bad = 1;
+			cpus[i] = c ? (uint32_t)c - 1 : NP_CPU_ANY;
+		}
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
+			int64_t s = sprev + np_unzigzag(np_get_var(&r));
+
+			if (s < 0 || s > mk->nn)
+				r.bad = 1;
+			stacks[i] = (uint32_t)s;
+			sprev = s;
+		}
+		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
+			counts[i] = np_get_var(&r);
+	}
+	if (r.bad || r.p != r.end) {
+		snprintf(err, errlen, "malformed segment payload");
+		goto out;
+	}
+	/* Only a fully validated segment is merged. */
+	for (uint32_t i = 0; i < in.nr_records; i++) {
+		uint32_t c, s;
+
+		if (pid >= 0 && pids[i] != (uint64_t)pid)
+			continue;
+		c = map_str(rd, st, comms[i]);
+		s = map_node(rd, st, stacks[i]);
+		if (c == NP_ID_NONE || s == NP_ID_NONE ||
+		    np_agg_add(a, pids[i], cpus[i], c, s, counts[i]))
+			goto oom;
+	}
+	np_agg_lost(a, in.lost);
+	ret = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
+	ret = -ENOMEM;
+out:
+	free(raw);
+	free(pids);
+	free(comms);
+	free(cpus);
+	free(stacks);
+	free(counts);
+	return ret;
+}
