@@ -1,8 +1,10 @@
 # nmiprof.ko across CPU hotplug: CPU 1 goes offline and comes back while
 # sampling (the session is a cpuhp state: its timers/counters stop and
-# start with the CPU; with CPU 1 gone, CPU 0 NMIs itself).  Accounting
-# must stay exact and the guest clean, also for a session restricted to
-# CPU 1 (-c 1: CPU 1 NMIs itself, and nothing runs while it is offline).
+# start with the CPU; with CPU 1 gone, CPU 0 paces itself and says so in
+# dmesg, once).  Accounting must stay exact and the guest clean, also for
+# a session restricted to CPU 1 (-c 1: CPU 0 paces it and stops while it
+# is offline; nothing is sampled then, and CPU 0 never is).
+# kmod_sample_onecpu takes the pacer offline instead.
 # @smp 2
 # @timeout 120
 # @progs tests/progs/nmiprof_ringcheck
@@ -22,4 +24,6 @@ for opts in "-w" "-c 1"; do
 	grep -vE '^  ' "$RESULTS/hotplug.txt"
 	cp "$RESULTS/hotplug.txt" "$RESULTS/hotplug$(echo $opts | tr -d ' -').txt"
 done
+n=$(dmesg | grep -c 'nmiprof: cpu 0 is the only online CPU and paces itself')
+[ "$n" -eq 1 ] || fail "self-pacing reported $n times, want once (the -w round)"
 check "rmmod nmiprof" rmmod nmiprof
