@@ -41,7 +41,11 @@
  */
 #define EPOCH_MAX_SEGS	60
 #define EPOCH_MAX_BYTES	(16ULL << 20)
-#define EPOCH_MAX_MEM	(24ULL << 20)
+/* The mirror is a second stack table beside the aggregator's: past this
+ * the epoch ends right after the write and the mirror is freed, so with
+ * 10^5 distinct stacks (bench_store_rss) the writer holds no more than a
+ * version-3 writer did, at the price of one epoch per segment. */
+#define EPOCH_MAX_MEM	(8ULL << 20)
 
 struct idx_hdr {
 	char magic[8];
@@ -664,7 +668,6 @@ static int epoch_full(const struct np_store *s, uint64_t start_ns)
 {
 	return s->ep.fd < 0 || s->ep.segs >= EPOCH_MAX_SEGS ||
 	       s->ep.len >= EPOCH_MAX_BYTES ||
-	       (s->ep.tab && np_stacktab_mem(s->ep.tab) >= EPOCH_MAX_MEM) ||
 	       start_ns < s->ep_last_start;	/* clock stepped back */
 }
 
@@ -759,6 +762,10 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 	e.epoch = s->ep.id;
 	s->ep.segs++;
 	s->ep_last_start = start_ns;
+	if (np_stacktab_mem(s->ep.tab) >= EPOCH_MAX_MEM) {
+		np_epoch_reset(&s->ep);
+		malloc_trim(0);
+	}
 	ret = list_add(&s->segs, &e);
 	if (ret)
 		return ret;

@@ -2,9 +2,11 @@
 /*
  * Garbage never crashes a reader: truncations, bit flips, payloads that
  * are mutated and then re-checksummed (so the decoder's own bounds checks
- * are what stands between garbage and memory), and random files in a
- * store directory.  Most useful under -fsanitize=address.
+ * are what stands between garbage and memory), random files in a store
+ * directory, and damaged stack dictionaries (bit flips, cuts, chunks
+ * mutated behind valid checksums).  Most useful under -fsanitize=address.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -206,6 +208,122 @@ static void fuzz_dir(const char *base)
 	np_agg_free(a);
 }
 
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[9000];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	CHECK(system(cmd) == 0);
+}
+
+/* Re-checksum every chunk header and payload of a dictionary in place. */
+static void reseal_dict(uint8_t *d, size_t len)
+{
+	size_t off = 0;
+
+	while (off + sizeof(struct np_dict_hdr) <= len) {
+		struct np_dict_hdr h;
+
+		memcpy(&h, d + off, sizeof(h));
+		if (h.comp_size > len - off - sizeof(h))
+			break;
+		h.payload_crc = np_crc32c(0, d + off + sizeof(h), h.comp_size);
+		h.hdr_crc = np_crc32c(0, &h, offsetof(struct np_dict_hdr, hdr_crc));
+		memcpy(d + off, &h, sizeof(h));
+		off += sizeof(h) + h.comp_size;
+	}
+}
+
+/*
+ * A store of 4 slices in one epoch; its dictionary damaged 400 ways.
+ * Every read must merge whole segments only (the samples merged are the
+ * merged segments' samples) and account for all 4.
+ */
+static void fuzz_dict(const char *base)
+{
+	char dir[4200], p[4400], pristine[4400], err[256];
+	struct np_store_opts so;
+	struct np_store *s;
+	struct np_agg *a = util_agg();
+	struct dirent *de;
+	uint8_t *d, *raw;
+	size_t dlen;
+	DIR *dd;
+	int intact = 0;
+
+	snprintf(dir, sizeof(dir), "%s/dictstore", base);
+	np_store_opts_init(&so);
+	so.dir = dir;
+	so.max_bytes = so.max_age_ns = 0;
+	s = np_store_open(&so, err, sizeof(err));
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < 4; i++) {
+		np_agg_reset(a);
+		util_slice(a, i, 500, 80);
+		CHECK(np_store_write(s, a, (i + 1) * 1000000000ULL,
+				     (i + 2) * 1000000000ULL, err, sizeof(err)) == 0);
+	}
+	np_store_close(s);
+	np_agg_free(a);
+	snprintf(pristine, sizeof(pristine), "%s/dict.pristine", base);
+	snprintf(p, sizeof(p), "%s/profile", dir);
+	dd = opendir(p);
+	while (dd && (de = readdir(dd)))
+		if (!strncmp(de->d_name, "dict-", 5))
+			snprintf(p + strlen(p), sizeof(p) - strlen(p), "/%s",
+				 de->d_name);
+	if (dd)
+		closedir(dd);
+	CHECK(strstr(p, "dict-") != NULL);
+	copy_file(p, pristine);
+	CHECK(np_read_file(pristine, 1 << 24, (void **)&d, &dlen) == 0);
+	raw = malloc(dlen + 1);
+	for (int i = 0; i < 400; i++) {
+		struct np_read_stats st;
+		struct np_read_opts o;
+		struct warns w = { 0 };
+		size_t ml = dlen;
+		int kind = i % 4, fd;
+		struct np_agg *r;
+
+		memcpy(raw, d, dlen);
+		if (kind == 0) {
+			raw[rng_next(&seed) % dlen] ^= 1u << (rng_next(&seed) % 8);
+		} else if (kind == 1) {
+			ml = rng_next(&seed) % dlen;
+		} else {
+			/* garbage inside a chunk behind valid checksums
+			 * (compressed bytes, so zstd or the column
+			 * decoder must catch it) */
+			for (int k = 0, nk = 1 + kind; k < nk; k++)
+				raw[sizeof(struct np_dict_hdr) +
+				    rng_next(&seed) % (dlen - sizeof(struct np_dict_hdr))] =
+					(uint8_t)rng_next(&seed);
+			reseal_dict(raw, dlen);
+		}
+		fd = open(p, O_WRONLY | O_TRUNC);
+		CHECK(fd >= 0 && write(fd, raw, ml) == (ssize_t)ml);
+		close(fd);
+		np_read_opts_init(&o);
+		o.warn = util_warn;
+		o.warn_arg = &w;
+		r = np_agg_new(NULL);
+		CHECK(np_store_read(dir, &o, r, &st, err, sizeof(err)) == 0);
+		CHECK(st.segments + st.skipped == 4 && (int)st.skipped == w.n);
+		CHECK(np_agg_samples(r) == st.samples);
+		intact += st.skipped == 0;
+		np_agg_free(r);
+	}
+	if (getenv("TEST_VERBOSE"))
+		fprintf(stderr, "damaged dictionaries read intact: %d of 400\n",
+			intact);
+	copy_file(pristine, p);
+	free(raw);
+	free(d);
+}
+
 int main(void)
 {
 	char base[4096], cmd[4200];
@@ -214,6 +332,7 @@ int main(void)
 		 (int)getpid());
 	fuzz_memory();
 	fuzz_dir(base);
+	fuzz_dict(base);
 	if (!failures) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 		CHECK(system(cmd) == 0);
