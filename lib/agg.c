@@ -7,14 +7,17 @@
 #include "store_hash.h"
 
 /*
- * Raw-stack cache entry, keyed by (pid, comm, raw frames).  ent indexes
- * np_agg.ents: the count of this stack on the CPU it was last seen on,
- * so the common hit increments a count without a second lookup.
- * h1 == 0 && h2 == 0 marks a free slot.
+ * Raw-stack cache entry, keyed by (pid, comm, raw frames) through 96
+ * bits of hash (two keys colliding: ~n^2/2^97, 10^-19 for 10^5 stacks).
+ * ent indexes np_agg.ents: the count of this stack on the CPU it was
+ * last seen on, so the common hit increments a count without a second
+ * lookup.  h1 == 0 && h2 == 0 marks a free slot.  16 bytes: with 100k
+ * distinct stacks this table and the entries are most of np_agg.
  */
 struct raw_ent {
-	uint64_t h1, h2;
-	uint32_t ent, pad;
+	uint64_t h1;
+	uint32_t h2;
+	uint32_t ent;
 };
 
 struct np_agg {
@@ -24,7 +27,10 @@ struct np_agg {
 	uint32_t raw_mask, raw_used;	/* raw == NULL: size 0 */
 	struct np_agg_entry *ents;
 	uint32_t nr_ents, cap_ents;
-	struct np_idx ent_idx;
+	/* Entry index: entry ids + 1 (0 free), power-of-two size, load
+	 * <= 3/4; hashes are recomputed from ents[] when it grows. */
+	uint32_t *ent_slot;
+	uint32_t ent_mask;		/* size - 1; ent_slot NULL: size 0 */
 	uint64_t samples, lost;
 	uint32_t last_ent;	/* entry np_agg_add() last touched */
 };
@@ -61,7 +67,7 @@ void np_agg_free(struct np_agg *a)
 	np_stacktab_free(a->st);
 	free(a->raw);
 	free(a->ents);
-	np_idx_free(&a->ent_idx);
+	free(a->ent_slot);
 	free(a);
 }
 
@@ -96,7 +102,8 @@ size_t np_agg_mem(const struct np_agg *a)
 {
 	return sizeof(*a) + np_stacktab_mem(a->st) +
 	       (a->raw ? ((size_t)a->raw_mask + 1) * sizeof(*a->raw) : 0) +
-	       (size_t)a->cap_ents * sizeof(*a->ents) + np_idx_mem(&a->ent_idx);
+	       (size_t)a->cap_ents * sizeof(*a->ents) +
+	       (a->ent_slot ? ((size_t)a->ent_mask + 1) * sizeof(*a->ent_slot) : 0);
 }
 
 static uint64_t ent_hash(uint32_t pid, uint32_t cpu, uint32_t comm,
@@ -106,14 +113,51 @@ static uint64_t ent_hash(uint32_t pid, uint32_t cpu, uint32_t comm,
 		      ((uint64_t)comm << 32 | stack) ^ NP_HK1);
 }
 
+static uint32_t ent_home(const struct np_agg_entry *e, uint32_t mask)
+{
+	return (uint32_t)(ent_hash(e->pid, e->cpu, e->comm, e->stack) >> 32) &
+	       mask;
+}
+
+static int ent_idx_grow(struct np_agg *a)
+{
+	uint32_t size = a->ent_slot ? (a->ent_mask + 1) * 2 : 1024, *ns;
+
+	if (!size)
+		return -1;
+	ns = calloc(size, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (uint32_t id = 0; id < a->nr_ents; id++) {
+		uint32_t pos = ent_home(&a->ents[id], size - 1);
+
+		while (ns[pos])
+			pos = (pos + 1) & (size - 1);
+		ns[pos] = id + 1;
+	}
+	free(a->ent_slot);
+	a->ent_slot = ns;
+	a->ent_mask = size - 1;
+	return 0;
+}
+
 int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 	       uint32_t stack, uint64_t count)
 {
-	uint64_t h = ent_hash(pid, cpu, comm, stack);
-	uint32_t pos = np_idx_first(&a->ent_idx, h), id;
-	struct np_agg_entry *e;
+	struct np_agg_entry *e, key = {
+		.pid = pid, .cpu = cpu, .comm = comm, .stack = stack,
+	};
+	uint32_t pos;
 
-	while ((id = np_idx_next(&a->ent_idx, h, &pos)) != NP_ID_NONE) {
+	if (!a->ent_slot ||
+	    ((uint64_t)a->nr_ents + 1) * 4 > ((uint64_t)a->ent_mask + 1) * 3) {
+		if (a->nr_ents == NP_ID_NONE - 1 || ent_idx_grow(a))
+			return -ENOMEM;
+	}
+	for (pos = ent_home(&key, a->ent_mask); a->ent_slot[pos];
+	     pos = (pos + 1) & a->ent_mask) {
+		uint32_t id = a->ent_slot[pos] - 1;
+
 		e = &a->ents[id];
 		if (e->stack == stack && e->pid == pid && e->cpu == cpu &&
 		    e->comm == comm) {
@@ -124,9 +168,9 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 		}
 	}
 	if (np_grow((void **)&a->ents, &a->cap_ents, a->nr_ents + 1,
-		    sizeof(*a->ents)) ||
-	    np_idx_insert(&a->ent_idx, h, a->nr_ents))
+		    sizeof(*a->ents)))
 		return -ENOMEM;
+	a->ent_slot[pos] = a->nr_ents + 1;
 	a->last_ent = a->nr_ents;
 	e = &a->ents[a->nr_ents++];
 	e->pid = pid;
@@ -142,7 +186,7 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
  * 128-bit key of a raw sample: two independent lanes, each folding two
  * words per multiply so the dependency chain is half the frame count.
  */
-static void raw_hash(const struct np_sample *s, uint64_t *h1, uint64_t *h2)
+static void raw_hash(const struct np_sample *s, uint64_t *h1, uint32_t *h2)
 {
 	uint64_t comm[2], a, b;
 	unsigned int i;
@@ -170,11 +214,12 @@ static void raw_hash(const struct np_sample *s, uint64_t *h1, uint64_t *h2)
 		b = np_mum(s->uframes[i] ^ b ^ NP_HK0, NP_HK3);
 	}
 	*h1 = a;
-	*h2 = b | !(a | b);	/* never (0, 0): that marks a free slot */
+	b ^= b >> 32;
+	*h2 = (uint32_t)b | !(a | (uint32_t)b);	/* never (0, 0): free */
 }
 
 static struct raw_ent *raw_slot(struct raw_ent *tab, uint32_t mask,
-				uint64_t h1, uint64_t h2)
+				uint64_t h1, uint32_t h2)
 {
 	uint32_t pos = (uint32_t)h1 & mask;
 
@@ -264,7 +309,8 @@ static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 {
 	struct raw_ent *r;
-	uint64_t h1, h2;
+	uint64_t h1;
+	uint32_t h2;
 
 	uint32_t cpu = a->opts.by_cpu ? s->cpu : NP_CPU_ANY;
 	struct np_agg_entry *e;
@@ -307,7 +353,9 @@ nomem:
 void np_agg_reset(struct np_agg *a)
 {
 	a->nr_ents = 0;
-	np_idx_clear(&a->ent_idx);
+	if (a->ent_slot)
+		memset(a->ent_slot, 0,
+		       ((size_t)a->ent_mask + 1) * sizeof(*a->ent_slot));
 	if (a->raw)
 		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
 	a->raw_used = 0;

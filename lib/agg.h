@@ -12,11 +12,11 @@
  * off with by_cpu = 0, which stores cpu as NP_CPU_ANY.
  *
  * Raw stacks are symbolized once per (pid, comm, raw stack) and slice:
- * a cache keyed by a 128-bit hash of the raw addresses maps repeats
+ * a cache keyed by a 96-bit hash of the raw addresses maps repeats
  * straight to (stack id, comm id), so the hot path is one hash over the
  * frames and two table probes.  The cache is dropped at every reset so a
  * pid that execs or remaps is symbolized afresh within one slice.  Two
- * different raw keys colliding on 128 bits is ~n^2/2^129 (10^-28 for
+ * different raw keys colliding on 96 bits is ~n^2/2^97 (10^-19 for
  * 10^5 stacks) and is accepted as impossible.
  */
 #ifndef NP_AGG_H
