@@ -2,7 +2,7 @@
 /*
  * Control socket commands (the protocol is in lib/np_ctl.h).  Each runs
  * inside the drain loop, so each must be quick: status reads counters,
- * top walks at most live_seconds small tables.
+ * top and stacks walk at most live_seconds small tables.
  */
 #include <stdio.h>
 #include <string.h>
@@ -82,6 +82,25 @@ static void npd_cmd_top(struct nmiprofd *d, const struct np_ctl_line *req,
 	np_ctl_top_free(&t);
 }
 
+static void npd_cmd_stacks(struct nmiprofd *d, const struct np_ctl_line *req,
+			   struct np_ctl_buf *reply)
+{
+	struct np_ctl_stacks_query q;
+	struct np_ctl_stacks t;
+	char err[160];
+
+	if (np_ctl_parse_stacks_request(req, &q, err, sizeof(err))) {
+		np_ctl_put_error(reply, "stacks: %s", err);
+		return;
+	}
+	if (npd_live_stacks(d->live, npd_mono_ns() / NS_PER_SEC, &q, &t)) {
+		np_ctl_put_error(reply, "stacks: out of memory");
+		return;
+	}
+	np_ctl_format_stacks_reply(reply, &t);
+	np_ctl_stacks_free(&t);
+}
+
 void npd_command(const struct np_ctl_line *req, struct np_ctl_buf *reply,
 		 void *arg)
 {
@@ -95,6 +114,8 @@ void npd_command(const struct np_ctl_line *req, struct np_ctl_buf *reply,
 		npd_cmd_status(d, reply);
 	else if (!strcmp(cmd, "top"))
 		npd_cmd_top(d, req, reply);
+	else if (!strcmp(cmd, "stacks"))
+		npd_cmd_stacks(d, req, reply);
 	else
-		np_ctl_put_error(reply, "unknown command '%.32s' (status, top)", cmd);
+		np_ctl_put_error(reply, "unknown command '%.32s' (status, top, stacks)", cmd);
 }

@@ -33,9 +33,8 @@ static void npd_ingest_sample(struct nmiprofd *d, const struct np_sample *s)
 	d->n.samples++;
 	/* Whole stacks, symbolized once per distinct stack, into the slice. */
 	npd_slices_sample(d->slices, s);
-	/* The innermost frame, per second, for live views. */
-	npd_live_sample(d->live, s->time_ns / NS_PER_SEC, s->cpu, s->pid,
-			s->comm, s->ip, !(s->flags & NMIPROF_RF_USER_MODE));
+	/* The stack again, per second, for live views. */
+	npd_live_sample(d->live, s->time_ns / NS_PER_SEC, s);
 }
 
 int npd_ingest(const struct np_event *ev, void *arg)

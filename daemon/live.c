@@ -4,19 +4,26 @@
  *
  * Slot i holds monotonic second sec with sec % nslots == i; a sample for
  * a newer second recycles the slot.  Each slot is an open-addressing
- * hash table of (frame, pid, cpu, comm) -> count.  Frames are interned
- * in an np_stacktab (dso, symbol, kernel; offset dropped) so a key is a
- * small integer and a slot never holds strings.
+ * hash table of (stack, pid, cpu, comm) -> count.  Stacks are interned
+ * in an np_stacktab (frames of dso, symbol, kernel; offset dropped, so a
+ * stack is a chain of functions) and a key is a small integer: a slot
+ * never holds strings, and a stack common to many seconds is stored once.
  *
- * Symbolizing every sample's address would cost more than the rest of
- * ingest together; a direct-mapped cache (pid, address) -> frame id
- * makes a repeated address one probe.  Cached names go stale when a
- * process's address space changes (exec, mmap, exit and pid reuse), so
- * each entry records the generation of its pid's bucket in a small
- * table, and a side-band event for a pid bumps that bucket: one store
- * invalidates every entry of the pid (and of the few pids sharing the
- * bucket, which merely costs them a lookup).  A busy machine mmaps all
- * the time; invalidating everything on every mmap would empty the cache.
+ * Symbolizing every sample's addresses would cost more than the rest of
+ * ingest together.  Two direct-mapped caches make a repeat cheap:
+ * (pid, raw stack hash) -> stack id, one hash over the addresses and one
+ * probe per sample, and behind it (pid, address) -> frame id for the
+ * frames of a new stack.  Cached names go stale when a process's address
+ * space changes (exec, mmap, exit and pid reuse), so each entry records
+ * the generation of its pid's bucket in a small table, and a side-band
+ * event for a pid bumps that bucket: one store invalidates every entry
+ * of the pid (and of the few pids sharing the bucket, which merely costs
+ * them a lookup).  A busy machine mmaps all the time; invalidating
+ * everything on every mmap would empty the caches.
+ *
+ * The stack table only grows, so when it passes NPD_LIVE_STACKS_BYTES it
+ * is rebuilt (at a second boundary) from the stacks the ring still
+ * references: the window's data survives, stacks that aged out go.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,12 +41,15 @@
 #define NPD_LIVE_MAX_KEYS	(1U << 16)
 #define NPD_LIVE_MAX_BYTES	(32U << 20)
 #define NPD_LIVE_MIN_CAP	64U
+#define NPD_LIVE_MAX_DEPTH	256	/* frames kept of a sample, innermost */
 #define NPD_LIVE_CACHE_BITS	12	/* 4096 entries, 96 KiB */
 #define NPD_LIVE_PIDGEN_BITS	10	/* 1024 pid buckets, 4 KiB */
+#define NPD_LIVE_SCACHE_BITS	12	/* 4096 stacks, 128 KiB */
+#define NPD_LIVE_STACKS_BYTES	(16U << 20)	/* stack table before a rebuild */
 #define NPD_KERNEL_PID		UINT32_MAX	/* kernel addresses: any pid */
 
 struct npd_live_ent {
-	uint32_t frame, pid, cpu, count;	/* count 0: empty */
+	uint32_t stack, pid, cpu, count;	/* count 0: empty */
 	char comm[NMIPROF_COMM_LEN];
 };
 
@@ -58,15 +68,27 @@ struct npd_live_cached {
 	uint32_t valid;
 };
 
+/* A raw stack seen before: its interned stack id. */
+struct npd_live_scached {
+	uint64_t hash;		/* of pid, ip and every address */
+	uint32_t pid, gen;	/* gen: of pid's bucket at insertion */
+	uint32_t stack;
+	uint32_t valid;
+	uint64_t pad;
+};
+
 struct npd_live {
 	uint32_t nslots;
 	struct npd_live_slot *slots;
 	size_t ents;		/* table entries held by all slots */
-	struct np_stacktab *frames;
+	struct np_stacktab *frames;	/* frames and the stacks' call trie */
+	size_t rebuild_at;		/* stack table bytes that trigger a rebuild */
 	np_symbolize_fn symbolize;
 	void *symbolize_arg;
 	struct npd_live_cached *cache;
+	struct npd_live_scached *scache;
 	uint32_t pidgen[1U << NPD_LIVE_PIDGEN_BITS];
+	uint32_t stk[NPD_LIVE_MAX_DEPTH];	/* scratch: frame ids */
 };
 
 struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
@@ -82,7 +104,9 @@ struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
 	l->slots = calloc(l->nslots, sizeof(*l->slots));
 	l->frames = np_stacktab_new();
 	l->cache = calloc(1U << NPD_LIVE_CACHE_BITS, sizeof(*l->cache));
-	if (!l->slots || !l->frames || !l->cache) {
+	l->scache = calloc(1U << NPD_LIVE_SCACHE_BITS, sizeof(*l->scache));
+	l->rebuild_at = NPD_LIVE_STACKS_BYTES;
+	if (!l->slots || !l->frames || !l->cache || !l->scache) {
 		npd_live_free(l);
 		return NULL;
 	}
@@ -99,9 +123,15 @@ void npd_live_free(struct npd_live *l)
 		free(l->slots[i].tab);
 	free(l->slots);
 	free(l->cache);
+	free(l->scache);
 	if (l->frames)
 		np_stacktab_free(l->frames);
 	free(l);
+}
+
+void npd_live_set_stack_budget(struct npd_live *l, size_t bytes)
+{
+	l->rebuild_at = bytes;
 }
 
 uint32_t npd_live_seconds(const struct npd_live *l)
@@ -112,25 +142,28 @@ uint32_t npd_live_seconds(const struct npd_live *l)
 size_t npd_live_mem(const struct npd_live *l)
 {
 	size_t m = sizeof(*l) + l->nslots * sizeof(*l->slots) +
-		   (sizeof(*l->cache) << NPD_LIVE_CACHE_BITS);
+		   (sizeof(*l->cache) << NPD_LIVE_CACHE_BITS) +
+		   (sizeof(*l->scache) << NPD_LIVE_SCACHE_BITS);
 
 	for (uint32_t i = 0; i < l->nslots; i++)
 		m += (size_t)l->slots[i].cap * sizeof(struct npd_live_ent);
 	return m + np_stacktab_mem(l->frames);
 }
 
-static uint32_t npd_live_hash(uint32_t frame, uint32_t pid, uint32_t cpu,
+static uint32_t npd_live_hash(uint32_t stack, uint32_t pid, uint32_t cpu,
 			      const char *comm)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 
-	h = (h ^ frame) * 0x100000001b3ULL;
+	h = (h ^ stack) * 0x100000001b3ULL;
 	h = (h ^ pid) * 0x100000001b3ULL;
 	h = (h ^ cpu) * 0x100000001b3ULL;
 	for (unsigned int i = 0; i < NMIPROF_COMM_LEN && comm[i]; i++)
 		h = (h ^ (unsigned char)comm[i]) * 0x100000001b3ULL;
 	return (uint32_t)(h ^ (h >> 29));
 }
+
+static void npd_live_rebuild(struct npd_live *l);
 
 /* The slot for sec, recycled if it holds an older second. */
 static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
@@ -153,20 +186,23 @@ static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
 	s->sec = sec;
 	s->samples = s->lost = 0;
 	s->nr = 0;
+	/* Once a second at most, and with one slot less to carry over. */
+	if (np_stacktab_mem(l->frames) > l->rebuild_at)
+		npd_live_rebuild(l);
 	return s;
 }
 
 static struct npd_live_ent *npd_live_find(struct npd_live_ent *tab, uint32_t cap,
 					  const struct npd_live_ent *key)
 {
-	uint32_t i = npd_live_hash(key->frame, key->pid, key->cpu, key->comm) & (cap - 1);
+	uint32_t i = npd_live_hash(key->stack, key->pid, key->cpu, key->comm) & (cap - 1);
 
 	for (;; i = (i + 1) & (cap - 1)) {
 		struct npd_live_ent *e = &tab[i];
 
 		if (!e->count)
 			return e;
-		if (e->frame == key->frame && e->pid == key->pid &&
+		if (e->stack == key->stack && e->pid == key->pid &&
 		    e->cpu == key->cpu && !strncmp(e->comm, key->comm, NMIPROF_COMM_LEN))
 			return e;
 	}
@@ -229,19 +265,142 @@ static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
 	return c->frame;
 }
 
-void npd_live_sample(struct npd_live *l, uint64_t sec, uint32_t cpu,
-		     uint32_t pid, const char *comm, uint64_t ip, int kernel)
+/* Hash of a sample's raw stack (pid, ip and every address). */
+static uint64_t npd_live_stack_hash(const struct np_sample *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ s->pid;
+
+	h = (h ^ s->ip ^ ((uint64_t)s->nr_kframes << 48) ^
+	     ((uint64_t)s->nr_uframes << 32)) * 0x9e3779b97f4a7c15ULL;
+	for (unsigned int i = 0; i < s->nr_kframes; i++)
+		h = (h ^ s->kframes[i]) * 0x9e3779b97f4a7c15ULL;
+	for (unsigned int i = 0; i < s->nr_uframes; i++)
+		h = (h ^ s->uframes[i]) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 31);
+}
+
+/*
+ * The stack id of s: its kernel frames then its user frames (innermost
+ * first, as perf), or the interrupted ip alone when it has no stack; at
+ * most NPD_LIVE_MAX_DEPTH frames, the outermost dropped.  NP_ID_NONE on
+ * ENOMEM.
+ */
+static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
+{
+	uint64_t h = npd_live_stack_hash(s);
+	uint32_t gen = *npd_live_pidgen(l, s->pid);
+	struct npd_live_scached *c = &l->scache[h >> (64 - NPD_LIVE_SCACHE_BITS)];
+	unsigned int n = 0;
+	uint32_t node = NP_STACK_EMPTY;
+
+	/* A 64-bit hash collision within one pid is accepted as impossible. */
+	if (c->valid && c->hash == h && c->pid == s->pid && c->gen == gen)
+		return c->stack;
+	for (unsigned int i = 0; i < s->nr_kframes && n < NPD_LIVE_MAX_DEPTH; i++)
+		l->stk[n++] = npd_live_frame(l, s->pid, s->kframes[i], 1);
+	for (unsigned int i = 0; i < s->nr_uframes && n < NPD_LIVE_MAX_DEPTH; i++)
+		l->stk[n++] = npd_live_frame(l, s->pid, s->uframes[i], 0);
+	if (!n)
+		l->stk[n++] = npd_live_frame(l, s->pid, s->ip,
+					     !(s->flags & NMIPROF_RF_USER_MODE));
+	/* The trie is walked from the outermost frame. */
+	while (n-- && node != NP_ID_NONE)
+		node = l->stk[n] == NP_ID_NONE ? NP_ID_NONE :
+		       np_stacktab_child(l->frames, node, l->stk[n]);
+	c->hash = h;
+	c->pid = s->pid;
+	c->gen = gen;
+	c->stack = node;
+	c->valid = node != NP_ID_NONE;
+	return node;
+}
+
+/*
+ * The stack table past its budget: re-intern the stacks the ring still
+ * counts into a fresh table and renumber the entries.  On ENOMEM the
+ * ring is emptied instead (a live view may lose its window, never the
+ * daemon its memory).
+ */
+static void npd_live_rebuild(struct npd_live *l)
+{
+	struct np_stacktab *nt = np_stacktab_new();
+	const struct np_sym *fr[NPD_LIVE_MAX_DEPTH];
+	struct np_sym sy[NPD_LIVE_MAX_DEPTH];
+	int failed = !nt;
+
+	for (uint32_t i = 0; i < l->nslots && !failed; i++) {
+		struct npd_live_slot *s = &l->slots[i];
+
+		for (uint32_t j = 0; j < s->cap && !failed; j++) {
+			struct npd_live_ent *e = &s->tab[j];
+			unsigned int n;
+
+			if (!e->count)
+				continue;
+			n = np_stacktab_walk(l->frames, e->stack, fr, NPD_LIVE_MAX_DEPTH);
+			for (unsigned int k = 0; k < n; k++)
+				sy[k] = *fr[k];
+			/* Same id in every slot, so the hash position is kept. */
+			e->stack = np_stacktab_stack(nt, sy, n);
+			failed = e->stack == NP_ID_NONE;
+		}
+	}
+	/*
+	 * Ids changed: hash positions in each slot table did too, so
+	 * re-insert each table's entries in place (grow cannot fail here:
+	 * same capacity).
+	 */
+	for (uint32_t i = 0; i < l->nslots && !failed; i++) {
+		struct npd_live_slot *s = &l->slots[i];
+		struct npd_live_ent *tab;
+
+		if (!s->cap)
+			continue;
+		tab = calloc(s->cap, sizeof(*tab));
+		if (!tab) {
+			failed = 1;
+			break;
+		}
+		for (uint32_t j = 0; j < s->cap; j++)
+			if (s->tab[j].count)
+				*npd_live_find(tab, s->cap, &s->tab[j]) = s->tab[j];
+		free(s->tab);
+		s->tab = tab;
+	}
+	if (failed) {
+		for (uint32_t i = 0; i < l->nslots; i++) {
+			if (l->slots[i].tab)
+				memset(l->slots[i].tab, 0,
+				       (size_t)l->slots[i].cap * sizeof(*l->slots[i].tab));
+			l->slots[i].nr = 0;
+		}
+		if (nt)
+			np_stacktab_free(nt);
+		np_stacktab_clear(l->frames);
+	} else {
+		np_stacktab_free(l->frames);
+		l->frames = nt;
+	}
+	memset(l->cache, 0, sizeof(*l->cache) << NPD_LIVE_CACHE_BITS);
+	memset(l->scache, 0, sizeof(*l->scache) << NPD_LIVE_SCACHE_BITS);
+	/* A window that alone fills the budget must not rebuild every second. */
+	l->rebuild_at = np_stacktab_mem(l->frames) * 2;
+	if (l->rebuild_at < NPD_LIVE_STACKS_BYTES)
+		l->rebuild_at = NPD_LIVE_STACKS_BYTES;
+}
+
+void npd_live_sample(struct npd_live *l, uint64_t sec, const struct np_sample *smp)
 {
 	struct npd_live_slot *s = npd_live_slot(l, sec);
-	struct npd_live_ent key = { .pid = pid, .cpu = cpu }, *e;
+	struct npd_live_ent key = { .pid = smp->pid, .cpu = smp->cpu }, *e;
 
 	if (!s)
 		return;
 	s->samples++;
-	key.frame = npd_live_frame(l, pid, ip, kernel);
-	if (key.frame == NP_ID_NONE)
+	key.stack = npd_live_stack(l, smp);
+	if (key.stack == NP_ID_NONE)
 		return;
-	strncpy(key.comm, comm, NMIPROF_COMM_LEN - 1);
+	memcpy(key.comm, smp->comm, strnlen(smp->comm, NMIPROF_COMM_LEN - 1));
 	if ((s->nr + 1) * 2 > s->cap) {
 		if (s->nr >= NPD_LIVE_MAX_KEYS || npd_live_grow(l, s))
 			goto full;
@@ -272,7 +431,11 @@ void npd_live_lost(struct npd_live *l, uint64_t sec, uint64_t lost)
 
 /* ---- queries ------------------------------------------------------- */
 
-/* A result row: the fields of the sort key are set, the others zero. */
+/*
+ * A result row: the fields of the key that matter are set, the others
+ * zero.  key.stack is a stack id, or for top sort=sym the innermost
+ * frame's id.
+ */
 struct npd_live_row {
 	uint64_t count;
 	struct npd_live_ent key;	/* key.count unused */
@@ -286,14 +449,15 @@ struct npd_live_rows {
 static struct npd_live_row *npd_rows_find(struct npd_live_rows *r,
 					  const struct npd_live_ent *key)
 {
-	uint32_t i = npd_live_hash(key->frame, key->pid, key->cpu, key->comm) & (r->cap - 1);
+	uint32_t i = npd_live_hash(key->stack, key->pid, key->cpu, key->comm) & (r->cap - 1);
 
 	for (;; i = (i + 1) & (r->cap - 1)) {
 		struct npd_live_row *row = &r->v[i];
 
 		if (!row->count)
 			return row;
-		if (row->key.frame == key->frame && row->key.pid == key->pid &&
+		if (row->key.stack == key->stack && row->key.pid == key->pid &&
+		    row->key.cpu == key->cpu &&
 		    !strncmp(row->key.comm, key->comm, NMIPROF_COMM_LEN))
 			return row;
 	}
@@ -333,23 +497,115 @@ static int npd_row_cmp(const void *a, const void *b)
 	/* Most samples first; ties in a fixed order so views do not flicker. */
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
-	if (x->key.frame != y->key.frame)
-		return x->key.frame < y->key.frame ? -1 : 1;
+	if (x->key.stack != y->key.stack)
+		return x->key.stack < y->key.stack ? -1 : 1;
 	if (x->key.pid != y->key.pid)
 		return x->key.pid < y->key.pid ? -1 : 1;
+	if (x->key.cpu != y->key.cpu)
+		return x->key.cpu < y->key.cpu ? -1 : 1;
 	return strncmp(x->key.comm, y->key.comm, NMIPROF_COMM_LEN);
 }
 
-static int npd_live_match(const struct np_ctl_top_query *q,
+static int npd_live_match(int64_t pid, int32_t cpu, const char *comm,
 			  const struct npd_live_ent *e)
 {
-	if (q->pid >= 0 && e->pid != (uint64_t)q->pid)
+	if (pid >= 0 && e->pid != (uint64_t)pid)
 		return 0;
-	if (q->cpu >= 0 && e->cpu != (uint32_t)q->cpu)
+	if (cpu >= 0 && e->cpu != (uint32_t)cpu)
 		return 0;
-	if (q->comm[0] && strncmp(e->comm, q->comm, NMIPROF_COMM_LEN))
+	if (comm[0] && strncmp(e->comm, comm, NMIPROF_COMM_LEN))
 		return 0;
 	return 1;
+}
+
+/*
+ * Visit every counted entry of the seconds (now_sec - secs, now_sec]
+ * that passes the filters, adding the window's totals to the counters.
+ * Returns the number of seconds covered, or -ENOMEM from fn.
+ */
+typedef int (*npd_live_visit_fn)(const struct npd_live_ent *e, void *arg);
+
+static int64_t npd_live_window(struct npd_live *l, uint64_t now_sec,
+			       uint32_t secs, int64_t pid, int32_t cpu,
+			       const char *comm, uint64_t *samples,
+			       uint64_t *lost, uint64_t *matched,
+			       npd_live_visit_fn fn, void *arg)
+{
+	uint64_t first = now_sec + 1 > secs ? now_sec + 1 - secs : 0;
+	uint64_t oldest = UINT64_MAX;
+
+	if (now_sec + 1 > l->nslots && first < now_sec + 1 - l->nslots)
+		first = now_sec + 1 - l->nslots;
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		const struct npd_live_slot *s = &l->slots[i];
+
+		if (s->sec == UINT64_MAX || s->sec < first || s->sec > now_sec)
+			continue;
+		if (s->sec < oldest)
+			oldest = s->sec;
+		*samples += s->samples;
+		*lost += s->lost;
+		for (uint32_t j = 0; j < s->cap; j++) {
+			const struct npd_live_ent *e = &s->tab[j];
+
+			if (!e->count || !npd_live_match(pid, cpu, comm, e))
+				continue;
+			*matched += e->count;
+			if (fn(e, arg))
+				return -ENOMEM;
+		}
+	}
+	return oldest == UINT64_MAX ? 0 : (int64_t)(now_sec - oldest + 1);
+}
+
+/* The rows of a table, sorted, in one malloc'ed array (NULL if none). */
+static int npd_rows_sorted(struct npd_live_rows *rows, struct npd_live_row **out)
+{
+	uint32_t nr = 0;
+
+	*out = NULL;
+	if (!rows->nr)
+		return 0;
+	*out = malloc(rows->nr * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rows->cap; i++)
+		if (rows->v[i].count)
+			(*out)[nr++] = rows->v[i];
+	qsort(*out, nr, sizeof(**out), npd_row_cmp);
+	return 0;
+}
+
+/* ---- top: one row per function, process or command ----------------- */
+
+struct npd_top_ctx {
+	struct npd_live *l;
+	const struct np_ctl_top_query *q;
+	struct npd_live_rows rows;
+};
+
+static int npd_top_visit(const struct npd_live_ent *e, void *arg)
+{
+	struct npd_top_ctx *c = arg;
+	struct npd_live_ent key = { 0 };
+	uint32_t parent;
+
+	switch (c->q->sort) {
+	case NP_CTL_SORT_SYM:
+		/* the innermost frame: the stack's own node */
+		if (np_stacktab_node(c->l->frames, e->stack, &parent, &key.stack))
+			return 0;
+		break;
+	case NP_CTL_SORT_PID:
+		key.pid = e->pid;
+		/* pid reuse and exec: a pid row is (pid, comm) */
+		memcpy(key.comm, e->comm, NMIPROF_COMM_LEN);
+		break;
+	case NP_CTL_SORT_COMM:
+		memcpy(key.comm, e->comm, NMIPROF_COMM_LEN);
+		break;
+	}
+	return npd_rows_add(&c->rows, &key, e->count);
 }
 
 static int npd_live_emit(struct npd_live *l, const struct np_ctl_top_query *q,
@@ -360,7 +616,7 @@ static int npd_live_emit(struct npd_live *l, const struct np_ctl_top_query *q,
 	e->pid = -1;
 	switch (q->sort) {
 	case NP_CTL_SORT_SYM: {
-		const struct np_sym *f = np_stacktab_frame_get(l->frames, row->key.frame);
+		const struct np_sym *f = np_stacktab_frame_get(l->frames, row->key.stack);
 
 		e->kernel = f->kernel;
 		e->dso = strdup(f->dso ? f->dso : "[unknown]");
@@ -385,62 +641,19 @@ static int npd_live_emit(struct npd_live *l, const struct np_ctl_top_query *q,
 int npd_live_top(struct npd_live *l, uint64_t now_sec,
 		 const struct np_ctl_top_query *q, struct np_ctl_top *t)
 {
-	uint64_t first = now_sec + 1 > q->secs ? now_sec + 1 - q->secs : 0;
-	uint64_t oldest = UINT64_MAX;
-	struct npd_live_rows rows = { 0 };
+	struct npd_top_ctx c = { .l = l, .q = q };
 	struct npd_live_row *v = NULL;
-	uint32_t nr = 0;
+	int64_t secs;
+	uint32_t nr;
 
 	memset(t, 0, sizeof(*t));
-	if (now_sec + 1 > l->nslots && first < now_sec + 1 - l->nslots)
-		first = now_sec + 1 - l->nslots;
-	for (uint32_t i = 0; i < l->nslots; i++) {
-		const struct npd_live_slot *s = &l->slots[i];
-
-		if (s->sec == UINT64_MAX || s->sec < first || s->sec > now_sec)
-			continue;
-		if (s->sec < oldest)
-			oldest = s->sec;
-		t->samples += s->samples;
-		t->lost += s->lost;
-		for (uint32_t j = 0; j < s->cap; j++) {
-			const struct npd_live_ent *e = &s->tab[j];
-			struct npd_live_ent key = { 0 };
-
-			if (!e->count || !npd_live_match(q, e))
-				continue;
-			t->matched += e->count;
-			switch (q->sort) {
-			case NP_CTL_SORT_SYM:
-				key.frame = e->frame;
-				break;
-			case NP_CTL_SORT_PID:
-				key.pid = e->pid;
-				/* pid reuse and exec: a pid row is (pid, comm) */
-				memcpy(key.comm, e->comm, NMIPROF_COMM_LEN);
-				break;
-			case NP_CTL_SORT_COMM:
-				memcpy(key.comm, e->comm, NMIPROF_COMM_LEN);
-				break;
-			}
-			if (npd_rows_add(&rows, &key, e->count))
-				goto nomem;
-		}
-	}
-	t->secs = oldest == UINT64_MAX ? 0 : (uint32_t)(now_sec - oldest + 1);
-
-	/* Compact the table to the rows and sort them. */
-	if (rows.nr) {
-		v = malloc(rows.nr * sizeof(*v));
-		if (!v)
-			goto nomem;
-		for (uint32_t i = 0; i < rows.cap; i++)
-			if (rows.v[i].count)
-				v[nr++] = rows.v[i];
-		qsort(v, nr, sizeof(*v), npd_row_cmp);
-	}
-	if (nr > q->n)
-		nr = q->n;
+	secs = npd_live_window(l, now_sec, q->secs, q->pid, q->cpu, q->comm,
+			       &t->samples, &t->lost, &t->matched,
+			       npd_top_visit, &c);
+	if (secs < 0 || npd_rows_sorted(&c.rows, &v))
+		goto nomem;
+	t->secs = (uint32_t)secs;
+	nr = c.rows.nr < q->n ? c.rows.nr : q->n;
 	if (nr) {
 		t->e = calloc(nr, sizeof(*t->e));
 		if (!t->e)
@@ -452,11 +665,108 @@ int npd_live_top(struct npd_live *l, uint64_t now_sec,
 			goto nomem;
 	}
 	free(v);
-	free(rows.v);
+	free(c.rows.v);
 	return 0;
 nomem:
 	free(v);
-	free(rows.v);
+	free(c.rows.v);
 	np_ctl_top_free(t);
+	return -ENOMEM;
+}
+
+/* ---- stacks: whole symbolized stacks per (pid, comm, cpu) ---------- */
+
+static int npd_stacks_visit(const struct npd_live_ent *e, void *arg)
+{
+	struct npd_live_ent key = *e;
+
+	key.count = 0;
+	return npd_rows_add(arg, &key, e->count);
+}
+
+/* Wire index of frame id f, numbering frames in order of first use. */
+static int npd_stacks_frame(struct npd_live *l, struct np_ctl_stacks *t,
+			    uint32_t *map, uint32_t f, uint32_t *out)
+{
+	const struct np_sym *sym;
+	struct np_ctl_frame *fr;
+
+	if (map[f] != UINT32_MAX) {
+		*out = map[f];
+		return 0;
+	}
+	sym = np_stacktab_frame_get(l->frames, f);
+	fr = &t->f[t->nr_frames];
+	fr->kernel = sym->kernel;
+	fr->dso = strdup(sym->dso ? sym->dso : "[unknown]");
+	if (!fr->dso || (sym->name && !(fr->sym = strdup(sym->name))))
+		return -ENOMEM;
+	*out = map[f] = t->nr_frames++;
+	return 0;
+}
+
+int npd_live_stacks(struct npd_live *l, uint64_t now_sec,
+		    const struct np_ctl_stacks_query *q, struct np_ctl_stacks *t)
+{
+	struct npd_live_rows rows = { 0 };
+	struct npd_live_row *v = NULL;
+	uint32_t *map = NULL, nframes = np_stacktab_nr_frames(l->frames);
+	size_t nfr = 0;
+	int64_t secs;
+	uint32_t nr;
+
+	memset(t, 0, sizeof(*t));
+	secs = npd_live_window(l, now_sec, q->secs, q->pid, q->cpu, q->comm,
+			       &t->samples, &t->lost, &t->matched,
+			       npd_stacks_visit, &rows);
+	if (secs < 0 || npd_rows_sorted(&rows, &v))
+		goto nomem;
+	t->secs = (uint32_t)secs;
+	nr = rows.nr < q->n ? rows.nr : q->n;
+	/* What the bound leaves out is still counted, as one remainder. */
+	t->other_stacks = rows.nr - nr;
+	for (uint32_t i = nr; i < rows.nr; i++)
+		t->other += v[i].count;
+	for (uint32_t i = 0; i < nr; i++)
+		nfr += np_stacktab_depth(l->frames, v[i].key.stack);
+	if (nr) {
+		t->s = calloc(nr, sizeof(*t->s));
+		t->f = calloc(nfr < nframes ? nfr : nframes, sizeof(*t->f));
+		map = malloc((size_t)nframes * sizeof(*map));
+		if (!t->s || !t->f || !map)
+			goto nomem;
+		memset(map, 0xff, (size_t)nframes * sizeof(*map));
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		struct np_ctl_stack *st = &t->s[i];
+		uint32_t node = v[i].key.stack, parent, f, depth;
+
+		t->nr = i + 1;
+		st->samples = v[i].count;
+		st->pid = v[i].key.pid;
+		st->cpu = (int32_t)v[i].key.cpu;
+		memcpy(st->comm, v[i].key.comm, NMIPROF_COMM_LEN);
+		st->comm[NMIPROF_COMM_LEN - 1] = '\0';
+		depth = np_stacktab_depth(l->frames, node);
+		st->frames = calloc(depth ? depth : 1, sizeof(*st->frames));
+		if (!st->frames)
+			goto nomem;
+		/* The node chain from a stack's id is innermost first. */
+		while (st->nr < depth && !np_stacktab_node(l->frames, node, &parent, &f)) {
+			if (npd_stacks_frame(l, t, map, f, &st->frames[st->nr]))
+				goto nomem;
+			st->nr++;
+			node = parent;
+		}
+	}
+	free(map);
+	free(v);
+	free(rows.v);
+	return 0;
+nomem:
+	free(map);
+	free(v);
+	free(rows.v);
+	np_ctl_stacks_free(t);
 	return -ENOMEM;
 }

@@ -567,6 +567,190 @@ void np_ctl_top_free(struct np_ctl_top *t)
 	t->nr = 0;
 }
 
+/* ---- stacks -------------------------------------------------------- */
+
+void np_ctl_stacks_query_init(struct np_ctl_stacks_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->n = NP_CTL_STACKS_DEFAULT;
+	q->secs = 10;
+	q->pid = -1;
+	q->cpu = -1;
+}
+
+void np_ctl_format_stacks_request(struct np_ctl_buf *b,
+				  const struct np_ctl_stacks_query *q)
+{
+	np_ctl_put_word(b, NP_CTL_PROTO);
+	np_ctl_put_word(b, "stacks");
+	np_ctl_put_u64(b, "n", q->n);
+	np_ctl_put_u64(b, "secs", q->secs);
+	if (q->pid >= 0)
+		np_ctl_put_i64(b, "pid", q->pid);
+	if (q->cpu >= 0)
+		np_ctl_put_i64(b, "cpu", q->cpu);
+	if (q->comm[0])
+		np_ctl_put_str(b, "comm", q->comm);
+	np_ctl_end_line(b);
+}
+
+int np_ctl_parse_stacks_request(const struct np_ctl_line *l,
+				struct np_ctl_stacks_query *q,
+				char *err, size_t errlen)
+{
+	int64_t n, secs, pid, cpu;
+	const char *s;
+
+	np_ctl_stacks_query_init(q);
+	n = q->n;
+	secs = q->secs;
+	pid = q->pid;
+	cpu = q->cpu;
+	if (np_ctl_get_range(l, "n", 1, NP_CTL_STACKS_MAX, &n, err, errlen) ||
+	    np_ctl_get_range(l, "secs", 1, 86400, &secs, err, errlen) ||
+	    np_ctl_get_range(l, "pid", -1, INT32_MAX, &pid, err, errlen) ||
+	    np_ctl_get_range(l, "cpu", -1, 65535, &cpu, err, errlen))
+		return -1;
+	q->n = (uint32_t)n;
+	q->secs = (uint32_t)secs;
+	q->pid = pid;
+	q->cpu = (int32_t)cpu;
+	s = np_ctl_get(l, "comm");
+	if (s) {
+		if (strlen(s) >= sizeof(q->comm)) {
+			np_ctl_seterr(err, errlen, "comm= longer than %d bytes",
+				      NMIPROF_COMM_LEN - 1);
+			return -1;
+		}
+		strcpy(q->comm, s);
+	}
+	return 0;
+}
+
+/* A string field cut to NP_CTL_STR_MAX bytes: a line must stay bounded. */
+static void np_ctl_put_strmax(struct np_ctl_buf *b, const char *key,
+			      const char *val)
+{
+	char cut[NP_CTL_STR_MAX + 1];
+
+	if (strlen(val) <= NP_CTL_STR_MAX) {
+		np_ctl_put_str(b, key, val);
+		return;
+	}
+	memcpy(cut, val, NP_CTL_STR_MAX);
+	cut[NP_CTL_STR_MAX] = '\0';
+	np_ctl_put_str(b, key, cut);
+}
+
+void np_ctl_format_stacks_reply(struct np_ctl_buf *b,
+				const struct np_ctl_stacks *t)
+{
+	np_ctl_put_ok(b, 1 + t->nr_frames + t->nr);
+	np_ctl_put_u64(b, "secs", t->secs);
+	np_ctl_put_u64(b, "matched", t->matched);
+	np_ctl_put_u64(b, "samples", t->samples);
+	np_ctl_put_u64(b, "lost", t->lost);
+	np_ctl_put_u64(b, "frames", t->nr_frames);
+	np_ctl_put_u64(b, "stacks", t->nr);
+	np_ctl_put_u64(b, "other", t->other);
+	np_ctl_put_u64(b, "other_stacks", t->other_stacks);
+	np_ctl_end_line(b);
+	for (uint32_t i = 0; i < t->nr_frames; i++) {
+		np_ctl_put_word(b, "frame");
+		np_ctl_put_u64(b, "kernel", !!t->f[i].kernel);
+		np_ctl_put_strmax(b, "dso", t->f[i].dso);
+		if (t->f[i].sym)
+			np_ctl_put_strmax(b, "sym", t->f[i].sym);
+		np_ctl_end_line(b);
+	}
+	for (uint32_t i = 0; i < t->nr; i++) {
+		const struct np_ctl_stack *st = &t->s[i];
+		uint32_t n = st->nr < NP_CTL_STACK_DEPTH ? st->nr : NP_CTL_STACK_DEPTH;
+		char num[16];
+
+		np_ctl_put_word(b, "stack");
+		np_ctl_put_u64(b, "samples", st->samples);
+		np_ctl_put_i64(b, "pid", st->pid);
+		np_ctl_put_i64(b, "cpu", st->cpu);
+		np_ctl_put_str(b, "comm", st->comm);
+		/* digits and commas need no escaping: appended as they are */
+		np_ctl_put_word(b, "frames=");
+		for (uint32_t k = 0; k < n; k++) {
+			int len = snprintf(num, sizeof(num), k ? ",%u" : "%u",
+					   st->frames[k]);
+
+			np_ctl_append(b, num, (size_t)len);
+		}
+		np_ctl_end_line(b);
+	}
+}
+
+void np_ctl_stacks_free(struct np_ctl_stacks *t)
+{
+	for (uint32_t i = 0; t->f && i < t->nr_frames; i++) {
+		free(t->f[i].dso);
+		free(t->f[i].sym);
+	}
+	for (uint32_t i = 0; t->s && i < t->nr; i++)
+		free(t->s[i].frames);
+	free(t->f);
+	free(t->s);
+	t->f = NULL;
+	t->s = NULL;
+	t->nr = t->nr_frames = 0;
+}
+
+static int np_ctl_parse_frame(const struct np_ctl_line *l, struct np_ctl_frame *f)
+{
+	const char *dso = np_ctl_get(l, "dso"), *sym = np_ctl_get(l, "sym");
+	uint64_t k;
+
+	if (l->nwords != 1 || strcmp(l->words[0], "frame") || !dso ||
+	    np_ctl_get_u64(l, "kernel", &k) || k > 1)
+		return -1;
+	f->kernel = (int)k;
+	f->dso = strdup(dso);
+	if (!f->dso)
+		return -1;
+	if (sym && !(f->sym = strdup(sym))) {
+		free(f->dso);
+		f->dso = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* "i,j,k" into st->frames, each index below nr_frames. */
+static int np_ctl_parse_stack(const struct np_ctl_line *l, struct np_ctl_stack *st,
+			      uint32_t nr_frames)
+{
+	const char *p = np_ctl_get(l, "frames");
+	int64_t cpu;
+
+	if (l->nwords != 1 || strcmp(l->words[0], "stack") || !p ||
+	    np_ctl_get_u64(l, "samples", &st->samples) ||
+	    np_ctl_get_i64(l, "pid", &st->pid) || np_ctl_get_i64(l, "cpu", &cpu))
+		return -1;
+	st->cpu = (int32_t)cpu;
+	np_ctl_copy(st->comm, sizeof(st->comm), np_ctl_get(l, "comm"));
+	st->frames = calloc(NP_CTL_STACK_DEPTH, sizeof(*st->frames));
+	if (!st->frames)
+		return -1;
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || *p == '-' || v >= nr_frames ||
+		    st->nr == NP_CTL_STACK_DEPTH || (*end && *end != ','))
+			return -1;
+		st->frames[st->nr++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 /* ---- Client -------------------------------------------------------- */
 
 struct np_ctl_client {
@@ -765,7 +949,7 @@ int np_ctl_request(struct np_ctl_client *c, const char *req, size_t len,
 	}
 	errno = 0;
 	n = strtoull(l->words[2], &end, 10);
-	if (errno || *end || l->words[2][0] == '-' || n > NP_CTL_TOP_MAX + 1) {
+	if (errno || *end || l->words[2][0] == '-' || n > NP_CTL_MAX_REPLY_LINES) {
 		np_ctl_seterr(err, errlen, "malformed reply line count");
 		return -1;
 	}
@@ -852,5 +1036,77 @@ int np_ctl_top(struct np_ctl_client *c, const struct np_ctl_top_query *q,
 	return 0;
 fail:
 	np_ctl_top_free(t);
+	return -1;
+}
+
+int np_ctl_stacks(struct np_ctl_client *c, const struct np_ctl_stacks_query *q,
+		  struct np_ctl_stacks *t, char *err, size_t errlen)
+{
+	struct np_ctl_buf b;
+	uint64_t secs, nf, ns;
+	int n, i;
+
+	memset(t, 0, sizeof(*t));
+	np_ctl_buf_init(&b);
+	np_ctl_format_stacks_request(&b, q);
+	if (b.oom) {
+		np_ctl_seterr(err, errlen, "out of memory");
+		np_ctl_buf_free(&b);
+		return -1;
+	}
+	n = np_ctl_request(c, b.data, b.len, err, errlen);
+	np_ctl_buf_free(&b);
+	if (n < 0)
+		return strstr(err, "unknown command") ? -2 : -1;
+	if (n < 1) {
+		np_ctl_seterr(err, errlen, "empty stacks reply");
+		return -1;
+	}
+	if (np_ctl_read_line(c, &c->line, err, errlen))
+		return -1;
+	if (np_ctl_get_u64(&c->line, "secs", &secs) ||
+	    np_ctl_get_u64(&c->line, "matched", &t->matched) ||
+	    np_ctl_get_u64(&c->line, "samples", &t->samples) ||
+	    np_ctl_get_u64(&c->line, "lost", &t->lost) ||
+	    np_ctl_get_u64(&c->line, "other", &t->other) ||
+	    np_ctl_get_u64(&c->line, "other_stacks", &t->other_stacks) ||
+	    np_ctl_get_u64(&c->line, "frames", &nf) ||
+	    np_ctl_get_u64(&c->line, "stacks", &ns) ||
+	    1 + nf + ns != (uint64_t)n) {
+		np_ctl_seterr(err, errlen, "malformed stacks summary");
+		np_ctl_skip(c, n - 1);
+		return -1;
+	}
+	t->secs = (uint32_t)secs;
+	t->f = calloc(nf ? nf : 1, sizeof(*t->f));
+	t->s = calloc(ns ? ns : 1, sizeof(*t->s));
+	if (!t->f || !t->s) {
+		np_ctl_seterr(err, errlen, "out of memory");
+		np_ctl_skip(c, n - 1);
+		goto fail;
+	}
+	for (i = 1; i < n; i++) {
+		int bad;
+
+		if (np_ctl_read_line(c, &c->line, err, errlen))
+			goto fail;
+		if ((uint64_t)i <= nf) {
+			bad = np_ctl_parse_frame(&c->line, &t->f[t->nr_frames]);
+			if (!bad)
+				t->nr_frames++;
+		} else {
+			/* counted even when bad: its frames array is freed */
+			bad = np_ctl_parse_stack(&c->line, &t->s[t->nr++],
+						 t->nr_frames);
+		}
+		if (bad) {
+			np_ctl_seterr(err, errlen, "malformed stacks reply line %d", i + 1);
+			np_ctl_skip(c, n - 1 - i);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	np_ctl_stacks_free(t);
 	return -1;
 }

@@ -36,6 +36,21 @@
  *       sort key, kernel= dso= sym= (sort=sym; sym absent when the
  *       address has no symbol), pid= comm= (sort=pid) or comm= (sort=comm).
  *
+ *   stacks [n=2000] [secs=10] [pid=P] [cpu=C] [comm=NAME]       (since 0.2)
+ *     The whole symbolized stacks behind "top": one entry per distinct
+ *     (pid, comm, cpu, stack) over the last K seconds, most samples
+ *     first, at most n (1..NP_CTL_STACKS_MAX); what the bound leaves out
+ *     is summed in other=.  Frames are sent once and stacks name them by
+ *     index, innermost first.  A client that gets "ERR msg=unknown
+ *     command" talks to a daemon older than this query.
+ *     Line 1 (summary): secs= matched= samples= lost= as for top, and
+ *       frames=F stacks=S (the line counts that follow) other= (samples
+ *       of the stacks left out) other_stacks= (how many).
+ *     Lines 2..F+1: "frame kernel=0|1 dso= [sym=]" (sym absent when the
+ *       address has no symbol; dso and sym at most NP_CTL_STR_MAX bytes).
+ *     Lines F+2..: "stack samples= pid= cpu= comm= frames=i,j,k" (frame
+ *       indices from 0, innermost first).
+ *
  * The server never lets a client stall it: sockets are non-blocking, a
  * client that sends an over-long or malformed line gets an ERR reply
  * (and is dropped if the line was too long), and one that does not read
@@ -54,6 +69,12 @@
 #define NP_CTL_MAX_FIELDS	48
 #define NP_CTL_MAX_WORDS	4
 #define NP_CTL_TOP_MAX		1000	/* largest n= of a top request */
+#define NP_CTL_STACKS_MAX	10000	/* largest n= of a stacks request */
+#define NP_CTL_STACKS_DEFAULT	2000
+#define NP_CTL_STACK_DEPTH	256	/* frames of one stack on the wire */
+#define NP_CTL_STR_MAX		1000	/* dso / sym bytes on the wire */
+/* Largest reply: a stacks reply of distinct frames only. */
+#define NP_CTL_MAX_REPLY_LINES	(1 + NP_CTL_STACKS_MAX * (1 + NP_CTL_STACK_DEPTH))
 #define NP_CTL_TIMEOUT_MS	5000
 #define NP_CTL_DEFAULT_SOCKET	"/run/nmiprof/nmiprofd.sock"
 
@@ -152,7 +173,41 @@ struct np_ctl_status {
 	char warning[256];
 };
 
+struct np_ctl_stacks_query {
+	uint32_t n;		/* 1..NP_CTL_STACKS_MAX, default NP_CTL_STACKS_DEFAULT */
+	uint32_t secs;		/* window, default 10 */
+	int64_t pid;		/* -1: any */
+	int32_t cpu;		/* -1: any */
+	char comm[NMIPROF_COMM_LEN];	/* "": any */
+};
+
+struct np_ctl_frame {
+	int kernel;
+	char *dso;		/* never NULL */
+	char *sym;		/* NULL when the address has no symbol */
+};
+
+struct np_ctl_stack {
+	uint64_t samples;
+	int64_t pid;
+	int32_t cpu;
+	char comm[NMIPROF_COMM_LEN];
+	uint32_t nr;
+	uint32_t *frames;	/* indices into np_ctl_stacks.f, innermost first */
+};
+
+struct np_ctl_stacks {
+	uint32_t secs;
+	uint64_t matched, samples, lost;
+	uint64_t other;		/* samples of the stacks beyond n */
+	uint64_t other_stacks;
+	uint32_t nr_frames, nr;
+	struct np_ctl_frame *f;
+	struct np_ctl_stack *s;
+};
+
 void np_ctl_top_query_init(struct np_ctl_top_query *q);
+void np_ctl_stacks_query_init(struct np_ctl_stacks_query *q);
 const char *np_ctl_sort_name(enum np_ctl_top_sort s);
 
 /* Encoders and decoders, one per direction, used by both ends. */
@@ -172,6 +227,15 @@ int np_ctl_parse_top_entry(const struct np_ctl_line *l,
 			   struct np_ctl_top_entry *e);
 void np_ctl_top_free(struct np_ctl_top *t);
 
+void np_ctl_format_stacks_request(struct np_ctl_buf *b,
+				  const struct np_ctl_stacks_query *q);
+int np_ctl_parse_stacks_request(const struct np_ctl_line *l,
+				struct np_ctl_stacks_query *q,
+				char *err, size_t errlen);
+void np_ctl_format_stacks_reply(struct np_ctl_buf *b,
+				const struct np_ctl_stacks *t);
+void np_ctl_stacks_free(struct np_ctl_stacks *t);
+
 /* ---- Client -------------------------------------------------------- */
 
 struct np_ctl_client;
@@ -188,6 +252,12 @@ int np_ctl_status(struct np_ctl_client *c, struct np_ctl_status *st,
 /* On success *t is filled; release it with np_ctl_top_free. */
 int np_ctl_top(struct np_ctl_client *c, const struct np_ctl_top_query *q,
 	       struct np_ctl_top *t, char *err, size_t errlen);
+/*
+ * On success *t is filled; release it with np_ctl_stacks_free.  -1 with
+ * err; -2 when the daemon does not know the query (older than it).
+ */
+int np_ctl_stacks(struct np_ctl_client *c, const struct np_ctl_stacks_query *q,
+		  struct np_ctl_stacks *t, char *err, size_t errlen);
 
 /*
  * Low level: send one request line (a complete line from np_ctl_buf) and

@@ -3,11 +3,15 @@
  * The daemon's live ring (daemon/live.c): the time window, filters, sort
  * keys, ordering and truncation of top queries, lost counts, recycling
  * of old seconds, and the (pid, address) symbol cache with its per-pid
- * invalidation.  A fake symbolizer names addresses and counts calls.
+ * invalidation; the stacks query (whole stacks per pid, comm and cpu,
+ * bounded with a remainder), the stack table's rebuild, and the stacks
+ * reply through the wire codec and client.  A fake symbolizer names addresses and counts calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
 
 #include "live.h"
 
@@ -57,6 +61,35 @@ static int fake_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
 	return 0;
 }
 
+/* A sample interrupted at ip with no stack (the ip alone is its stack). */
+static void sample1(struct npd_live *l, uint64_t sec, uint32_t cpu, uint32_t pid,
+		    const char *comm, uint64_t ip, int kernel)
+{
+	struct np_sample s = {
+		.ip = ip, .cpu = cpu, .pid = pid,
+		.flags = kernel ? 0 : NMIPROF_RF_USER_MODE,
+	};
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	npd_live_sample(l, sec, &s);
+}
+
+/* A sample with kernel frames k[] and user frames u[], innermost first. */
+static void sample_stack(struct npd_live *l, uint64_t sec, uint32_t cpu,
+			 uint32_t pid, const char *comm, const uint64_t *k,
+			 unsigned int nk, const uint64_t *u, unsigned int nu)
+{
+	struct np_sample s = {
+		.ip = nk ? k[0] : u[0], .cpu = cpu, .pid = pid,
+		.flags = nk ? 0 : NMIPROF_RF_USER_MODE,
+		.nr_kframes = (uint16_t)nk, .nr_uframes = (uint16_t)nu,
+		.kframes = k, .uframes = u,
+	};
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	npd_live_sample(l, sec, &s);
+}
+
 #define KADDR(page)	(0xffffffff81000000ULL + ((uint64_t)(page) << 12))
 
 static struct np_ctl_top top(struct npd_live *l, uint64_t now, uint32_t secs,
@@ -93,9 +126,9 @@ static void test_window_and_filters(void)
 	 */
 	for (uint64_t sec = 100; sec < 110; sec++) {
 		for (uint64_t i = 0; i < sec - 99; i++)
-			npd_live_sample(l, sec, 0, 1, "alpha", 0x10000 + i, 0);
-		npd_live_sample(l, sec, 1, 2, "beta", KADDR(5), 1);
-		npd_live_sample(l, sec, 1, 2, "beta", KADDR(5) + 8, 1);
+			sample1(l, sec, 0, 1, "alpha", 0x10000 + i, 0);
+		sample1(l, sec, 1, 2, "beta", KADDR(5), 1);
+		sample1(l, sec, 1, 2, "beta", KADDR(5) + 8, 1);
 	}
 	npd_live_lost(l, 104, 7);
 
@@ -156,8 +189,8 @@ static void test_window_and_filters(void)
 	np_ctl_top_free(&t);
 
 	/* Second 115 recycles 105's slot; a late sample for 95 is dropped. */
-	npd_live_sample(l, 115, 0, 3, "gamma", 0x20000, 0);
-	npd_live_sample(l, 95, 0, 3, "gamma", 0x20000, 0);
+	sample1(l, 115, 0, 3, "gamma", 0x20000, 0);
+	sample1(l, 95, 0, 3, "gamma", 0x20000, 0);
 	t = top(l, 115, 10, -1, -1, NULL, NP_CTL_SORT_SYM, 20);
 	/* 106..109 (7+8+9+10 + 4*2) and 115 (1). */
 	CHECK(t.secs == 10 && t.samples == 34 + 8 + 1);
@@ -172,12 +205,12 @@ static void test_ties_and_unnamed(void)
 	struct np_ctl_top t, t2;
 
 	/* Three functions with equal counts, in a scrambled order. */
-	npd_live_sample(l, 10, 0, 7, "x", 0x30000, 0);
-	npd_live_sample(l, 10, 0, 7, "x", 0x10000, 0);
-	npd_live_sample(l, 10, 0, 7, "x", 0x20000, 0);
+	sample1(l, 10, 0, 7, "x", 0x30000, 0);
+	sample1(l, 10, 0, 7, "x", 0x10000, 0);
+	sample1(l, 10, 0, 7, "x", 0x20000, 0);
 	/* No symbol: grouped by dso, reported without sym. */
-	npd_live_sample(l, 10, 0, 7, "x", 0x10, 0);
-	npd_live_sample(l, 10, 0, 7, "x", 0x20, 0);
+	sample1(l, 10, 0, 7, "x", 0x10, 0);
+	sample1(l, 10, 0, 7, "x", 0x20, 0);
 	t = top(l, 10, 1, -1, -1, NULL, NP_CTL_SORT_SYM, 20);
 	t2 = top(l, 10, 1, -1, -1, NULL, NP_CTL_SORT_SYM, 20);
 	CHECK(t.nr == 4 && t2.nr == 4);
@@ -203,10 +236,10 @@ static void test_symbol_cache(void)
 
 	sym_calls = 0;
 	for (int i = 0; i < 100; i++) {
-		npd_live_sample(l, 1, 0, 10, "a", 0x40000, 0);
-		npd_live_sample(l, 1, 0, 11, "b", 0x40000, 0);
-		npd_live_sample(l, 1, 1, 10, "a", KADDR(1), 1);
-		npd_live_sample(l, 1, 1, 11, "b", KADDR(1), 1);
+		sample1(l, 1, 0, 10, "a", 0x40000, 0);
+		sample1(l, 1, 0, 11, "b", 0x40000, 0);
+		sample1(l, 1, 1, 10, "a", KADDR(1), 1);
+		sample1(l, 1, 1, 11, "b", KADDR(1), 1);
 	}
 	/* (10, u), (11, u) and one kernel address shared by every pid. */
 	CHECK(sym_calls == 3);
@@ -214,10 +247,10 @@ static void test_symbol_cache(void)
 	/* pid 10 execs: only its addresses are looked up again. */
 	npd_live_invalidate(l, 10);
 	calls = sym_calls;
-	npd_live_sample(l, 1, 0, 10, "a", 0x40000, 0);
-	npd_live_sample(l, 1, 0, 10, "a", 0x40000, 0);
-	npd_live_sample(l, 1, 1, 10, "a", KADDR(1), 1);
-	npd_live_sample(l, 1, 0, 11, "b", 0x40000, 0);
+	sample1(l, 1, 0, 10, "a", 0x40000, 0);
+	sample1(l, 1, 0, 10, "a", 0x40000, 0);
+	sample1(l, 1, 1, 10, "a", KADDR(1), 1);
+	sample1(l, 1, 0, 11, "b", 0x40000, 0);
 	CHECK(sym_calls == calls + 1);
 
 	/* The same address in two processes is two functions. */
@@ -234,7 +267,7 @@ static void test_many_keys(void)
 
 	/* 100k distinct (pid, function) keys in one second: bounded, counted. */
 	for (uint32_t i = 0; i < 100000; i++)
-		npd_live_sample(l, 5, 0, 1000 + i, "many", 0x1000 + ((uint64_t)i << 12), 0);
+		sample1(l, 5, 0, 1000 + i, "many", 0x1000 + ((uint64_t)i << 12), 0);
 	t = top(l, 5, 1, -1, -1, NULL, NP_CTL_SORT_PID, 1000);
 	CHECK(t.samples == 100000);
 	CHECK(t.matched >= 65536 && t.matched < 100000);
@@ -252,12 +285,184 @@ static void test_memory_budget(void)
 	/* 20000 keys a second for a minute: 120 MiB of tables uncapped. */
 	for (uint64_t sec = 1; sec <= 60; sec++)
 		for (uint32_t i = 0; i < 20000; i++)
-			npd_live_sample(l, sec, 0, 1000 + i, "storm", 0x2000, 0);
+			sample1(l, sec, 0, 1000 + i, "storm", 0x2000, 0);
 	CHECK(npd_live_mem(l) < (32u + 8u) << 20);
 	t = top(l, 60, 60, -1, -1, NULL, NP_CTL_SORT_COMM, 10);
 	CHECK(t.samples == 60 * 20000);
 	CHECK(t.matched > 0 && t.matched < t.samples);
 	np_ctl_top_free(&t);
+	npd_live_free(l);
+}
+
+static const char *fname(const struct np_ctl_stacks *t, const struct np_ctl_stack *st,
+			 unsigned int i)
+{
+	if (i >= st->nr || st->frames[i] >= t->nr_frames)
+		return "?";
+	return t->f[st->frames[i]].sym ? t->f[st->frames[i]].sym : "(none)";
+}
+
+static struct np_ctl_stacks stacks(struct npd_live *l, uint64_t now, uint32_t secs,
+				   int64_t pid, int32_t cpu, const char *comm,
+				   uint32_t n)
+{
+	struct np_ctl_stacks_query q;
+	struct np_ctl_stacks t;
+
+	np_ctl_stacks_query_init(&q);
+	q.secs = secs;
+	q.pid = pid;
+	q.cpu = cpu;
+	q.n = n;
+	if (comm)
+		snprintf(q.comm, sizeof(q.comm), "%s", comm);
+	if (npd_live_stacks(l, now, &q, &t)) {
+		fprintf(stderr, "npd_live_stacks failed\n");
+		exit(1);
+	}
+	return t;
+}
+
+/* The three stacks of feed_stacks, checked wherever they come from. */
+static void check_three(const struct np_ctl_stacks *t)
+{
+	const struct np_ctl_stack *s;
+
+	CHECK(t->nr == 3 && t->matched == 11 && t->other == 0 && t->other_stacks == 0);
+	if (t->nr != 3)
+		return;
+	s = &t->s[0];
+	CHECK(s->samples == 6 && s->pid == 1 && s->cpu == 0 && !strcmp(s->comm, "alpha"));
+	CHECK(s->nr == 3 && !strcmp(fname(t, s, 0), "u1_10") &&
+	      !strcmp(fname(t, s, 1), "u1_20") && !strcmp(fname(t, s, 2), "u1_30"));
+	s = &t->s[1];
+	CHECK(s->samples == 3 && s->pid == 1 && s->cpu == 1 && !strcmp(s->comm, "alpha"));
+	CHECK(s->nr == 4 && !strcmp(fname(t, s, 0), "k_5") &&
+	      !strcmp(fname(t, s, 1), "k_6") && !strcmp(fname(t, s, 2), "u1_20") &&
+	      !strcmp(fname(t, s, 3), "u1_30"));
+	if (s->nr == 4) {
+		CHECK(t->f[s->frames[0]].kernel && t->f[s->frames[1]].kernel);
+		CHECK(!t->f[s->frames[2]].kernel &&
+		      !strcmp(t->f[s->frames[0]].dso, "[kernel.kallsyms]") &&
+		      !strcmp(t->f[s->frames[2]].dso, "/bin/p1"));
+		/* a frame is sent once: the callers shared with stack 0 */
+		CHECK(s->frames[2] == t->s[0].frames[1] && s->frames[3] == t->s[0].frames[2]);
+	}
+	s = &t->s[2];
+	CHECK(s->samples == 2 && s->pid == 2 && s->cpu == 1 && !strcmp(s->comm, "beta"));
+	CHECK(s->nr == 2 && !strcmp(fname(t, s, 0), "u2_40") && !strcmp(fname(t, s, 1), "u2_30"));
+	/* u1_10 u1_20 u1_30 k_5 k_6 u2_40 u2_30 */
+	CHECK(t->nr_frames == 7);
+}
+
+static void feed_stacks(struct npd_live *l, uint64_t sec)
+{
+	static const uint64_t u1[] = { 0x10000, 0x20000, 0x30000 };
+	static const uint64_t k1[] = { KADDR(5), KADDR(6) };
+	static const uint64_t u2[] = { 0x40000, 0x30000 };
+
+	for (int i = 0; i < 6; i++)
+		sample_stack(l, sec, 0, 1, "alpha", NULL, 0, u1, 3);
+	for (int i = 0; i < 3; i++)
+		sample_stack(l, sec, 1, 1, "alpha", k1, 2, u1 + 1, 2);
+	for (int i = 0; i < 2; i++)
+		sample_stack(l, sec, 1, 2, "beta", NULL, 0, u2, 2);
+}
+
+/* t through format -> socket -> np_ctl_stacks, as a client sees it. */
+static int roundtrip(const struct np_ctl_stacks *t, const char *raw,
+		     struct np_ctl_stacks *out, char *err, size_t errlen)
+{
+	struct np_ctl_stacks_query q;
+	struct np_ctl_client *c;
+	struct np_ctl_buf b;
+	int sv[2], ret;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		exit(1);
+	np_ctl_buf_init(&b);
+	if (raw)
+		np_ctl_put_word(&b, raw);
+	else
+		np_ctl_format_stacks_reply(&b, t);
+	/* the reply waits in the socket before the request is even sent */
+	if (b.oom || write(sv[1], b.data, b.len) != (ssize_t)b.len)
+		exit(1);
+	np_ctl_buf_free(&b);
+	c = np_ctl_client_from_fd(sv[0]);
+	np_ctl_stacks_query_init(&q);
+	ret = np_ctl_stacks(c, &q, out, err, errlen);
+	np_ctl_close(c);
+	close(sv[1]);
+	return ret;
+}
+
+static void test_stacks(void)
+{
+	struct npd_live *l = npd_live_new(10, fake_symbolize, NULL);
+	struct np_ctl_stacks t, r;
+	struct np_ctl_top tp;
+	char err[200];
+
+	feed_stacks(l, 10);
+	t = stacks(l, 10, 5, -1, -1, NULL, 100);
+	CHECK(t.secs == 1 && t.samples == 11 && t.lost == 0);
+	check_three(&t);
+
+	/* The same through the wire and the client. */
+	CHECK(roundtrip(&t, NULL, &r, err, sizeof(err)) == 0);
+	check_three(&r);
+	CHECK(r.secs == 1 && r.samples == 11);
+	np_ctl_stacks_free(&r);
+	np_ctl_stacks_free(&t);
+
+	/* Server-side filters. */
+	t = stacks(l, 10, 5, 2, -1, NULL, 100);
+	CHECK(t.nr == 1 && t.matched == 2 && t.samples == 11 && t.s[0].pid == 2);
+	np_ctl_stacks_free(&t);
+	t = stacks(l, 10, 5, -1, 1, NULL, 100);
+	CHECK(t.nr == 2 && t.matched == 5);
+	np_ctl_stacks_free(&t);
+	t = stacks(l, 10, 5, -1, -1, "alpha", 100);
+	CHECK(t.nr == 2 && t.matched == 9);
+	np_ctl_stacks_free(&t);
+
+	/* Bounded: the rest is one remainder, and only its frames are sent. */
+	t = stacks(l, 10, 5, -1, -1, NULL, 1);
+	CHECK(t.nr == 1 && t.matched == 11 && t.other == 5 && t.other_stacks == 2);
+	CHECK(t.nr_frames == 3);
+	np_ctl_stacks_free(&t);
+
+	/* "top" reads the innermost frame of the same stacks. */
+	tp = top(l, 10, 5, -1, -1, NULL, NP_CTL_SORT_SYM, 20);
+	CHECK(tp.nr == 3 && tp.e[0].samples == 6 && !strcmp(tp.e[0].sym, "u1_10"));
+	CHECK(tp.nr == 3 && tp.e[1].samples == 3 && !strcmp(tp.e[1].sym, "k_5"));
+	np_ctl_top_free(&tp);
+
+	/*
+	 * A rebuild at every second (budget 1 byte): second 10's stacks are
+	 * renumbered, second 11's land on the same ids, nothing is lost.
+	 */
+	npd_live_set_stack_budget(l, 1);
+	feed_stacks(l, 11);
+	feed_stacks(l, 12);
+	t = stacks(l, 12, 3, -1, -1, NULL, 100);
+	CHECK(t.nr == 3 && t.secs == 3 && t.matched == 33);
+	if (t.nr == 3) {
+		CHECK(t.s[0].samples == 18 && t.s[1].samples == 9 && t.s[2].samples == 6);
+		CHECK(!strcmp(fname(&t, &t.s[1], 0), "k_5") &&
+		      !strcmp(fname(&t, &t.s[1], 3), "u1_30"));
+	}
+	np_ctl_stacks_free(&t);
+
+	/* An old daemon, and a reply naming a frame it never sent. */
+	CHECK(roundtrip(NULL, "NMIPROF/1 ERR msg=unknown%20command%20'stacks'%20(status,%20top)\n",
+			&r, err, sizeof(err)) == -2);
+	CHECK(roundtrip(NULL, "NMIPROF/1 OK 3\nsecs=1 matched=1 samples=1 lost=0 frames=1 "
+			"stacks=1 other=0 other_stacks=0\nframe kernel=0 dso=x\n"
+			"stack samples=1 pid=1 cpu=0 comm=a frames=0,1\n",
+			&r, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "malformed stacks reply line 3") != NULL);
 	npd_live_free(l);
 }
 
@@ -268,6 +473,7 @@ int main(void)
 	test_symbol_cache();
 	test_many_keys();
 	test_memory_budget();
+	test_stacks();
 	if (failures) {
 		fprintf(stderr, "test_npd_live: %d check(s) failed\n", failures);
 		return 1;
