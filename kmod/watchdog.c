@@ -528,24 +528,37 @@ static void np_wd_to_user(struct nmiprof_watchdog *u)
 			u->cpumask[cpu / 64] |= 1ULL << (cpu % 64);
 }
 
+/*
+ * Refuse anything this module would not act on exactly as written, like
+ * NMIPROF_IOC_CONFIGURE does: "enabled" other than 0/1 and CPUs that
+ * cannot exist are errors, not bits to drop, so they stay free for later
+ * ABI use and a caller learns its mask was wrong.
+ */
 static int np_wd_from_user(const struct nmiprof_watchdog *u,
 			   struct cpumask *cpus)
 {
 	unsigned int cpu, i;
 
-	if (u->threshold_s < 1 || u->threshold_s > NMIPROF_WD_MAX_THRESHOLD ||
+	if (u->enabled > 1 ||
+	    u->threshold_s < 1 || u->threshold_s > NMIPROF_WD_MAX_THRESHOLD ||
 	    u->flags & ~(NMIPROF_WF_ALL_CPU_BT | NMIPROF_WF_PANIC) ||
 	    u->__reserved0)
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(u->__reserved); i++)
 		if (u->__reserved[i])
 			return -EINVAL;
+	/* np_wd_init() turned it off for good: it cannot send an NMI. */
+	if (u->enabled && (!apic || !apic->send_IPI))
+		return -ENODEV;
 
 	cpumask_clear(cpus);
-	for (cpu = 0; cpu < nr_cpu_ids && cpu < ARRAY_SIZE(u->cpumask) * 64;
-	     cpu++)
-		if (u->cpumask[cpu / 64] & (1ULL << (cpu % 64)))
-			cpumask_set_cpu(cpu, cpus);
+	for (cpu = 0; cpu < ARRAY_SIZE(u->cpumask) * 64; cpu++) {
+		if (!(u->cpumask[cpu / 64] & BIT_ULL(cpu % 64)))
+			continue;
+		if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+			return -EINVAL;
+		cpumask_set_cpu(cpu, cpus);
+	}
 	if (cpumask_empty(cpus))
 		cpumask_copy(cpus, cpu_possible_mask);
 	return 0;
