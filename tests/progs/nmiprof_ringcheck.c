@@ -5,7 +5,8 @@
  * checks the module against the ABI header alone.
  *
  *   nmiprof_ringcheck [options]           sample, validate, report
- *   nmiprof_ringcheck -B                  bad-input checks only
+ *   nmiprof_ringcheck -B                  bad-input checks only (device
+ *                                         and watchdog ioctls)
  *
  * Sampling mode: HELLO, check the format text against the ABI structs,
  * CONFIGURE, mmap every possible CPU's ring, START, consume for -t seconds
@@ -59,6 +60,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -667,12 +670,225 @@ static void good_config(struct nmiprof_config *c)
 	c->flags = NMIPROF_CF_USER_STACKS;
 }
 
+
+/* ---------------------------------------------------------------- */
+/* Watchdog ioctls: round trips and bad input                        */
+/* ---------------------------------------------------------------- */
+
+static bool wd_equal(const struct nmiprof_watchdog *a,
+		     const struct nmiprof_watchdog *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static void wd_print(const char *what, const struct nmiprof_watchdog *w)
+{
+	printf("%s: enabled %u threshold %u s flags %#x cpumask[0] %#llx\n",
+	       what, w->enabled, w->threshold_s, w->flags,
+	       (unsigned long long)w->cpumask[0]);
+}
+
+/* SET @w, then GET must return @want (NULL: @w itself). */
+static void wd_roundtrip(int fd, const char *what,
+			 const struct nmiprof_watchdog *w,
+			 const struct nmiprof_watchdog *want)
+{
+	struct nmiprof_watchdog got;
+
+	if (ioctl(fd, NMIPROF_IOC_SET_WATCHDOG, w)) {
+		fail("SET_WATCHDOG %s: %s", what, strerror(errno));
+		return;
+	}
+	memset(&got, 0xa5, sizeof(got));
+	if (ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &got)) {
+		fail("GET_WATCHDOG after %s: %s", what, strerror(errno));
+		return;
+	}
+	if (!wd_equal(&got, want ? want : w)) {
+		wd_print("  set", w);
+		wd_print("  got", &got);
+		fail("GET_WATCHDOG after %s returned something else", what);
+	} else {
+		printf("ok: watchdog round trip: %s\n", what);
+	}
+}
+
+static void wd_bad(int fd, const struct nmiprof_watchdog *w, const char *what)
+{
+	errno = 0;
+	if (ioctl(fd, NMIPROF_IOC_SET_WATCHDOG, w) != -1 || errno != EINVAL)
+		fail("SET_WATCHDOG %s: got errno %d (%s), want EINVAL", what,
+		     errno, strerror(errno));
+	else
+		printf("ok: SET_WATCHDOG %s -> EINVAL\n", what);
+}
+
+/*
+ * In a child, after dropping privileges: GET_WATCHDOG works, SET_WATCHDOG
+ * is refused with EPERM.  With @perfmon only CAP_SYS_ADMIN goes (the
+ * device can still be opened through CAP_PERFMON); otherwise the child
+ * becomes nobody and keeps @fd.
+ */
+static bool wd_unprivileged(int fd, bool perfmon)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct cap[2];
+	struct nmiprof_watchdog w;
+	struct nmiprof_hello h;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (perfmon) {
+			if (syscall(SYS_capget, &hdr, cap))
+				_exit(10);
+			cap[CAP_SYS_ADMIN / 32].effective &=
+				~(1U << (CAP_SYS_ADMIN % 32));
+			cap[CAP_SYS_ADMIN / 32].permitted &=
+				~(1U << (CAP_SYS_ADMIN % 32));
+			if (syscall(SYS_capset, &hdr, cap))
+				_exit(11);
+			fd = open_hello(&h);
+			if (fd < 0)
+				_exit(12);	/* CAP_PERFMON must open it */
+		} else if (setgid(65534) || setuid(65534)) {
+			_exit(13);
+		}
+		if (ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &w))
+			_exit(14);	/* reading is for any holder */
+		if (ioctl(fd, NMIPROF_IOC_SET_WATCHDOG, &w) != -1 ||
+		    errno != EPERM)
+			_exit(15);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fail("unprivileged watchdog ioctls (%s): child exit %d",
+		     perfmon ? "CAP_PERFMON without CAP_SYS_ADMIN" :
+		     "fd passed to nobody",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return false;
+	}
+	printf("ok: SET_WATCHDOG -> EPERM, GET allowed (%s)\n",
+	       perfmon ? "CAP_PERFMON without CAP_SYS_ADMIN" :
+	       "fd passed to nobody");
+	return true;
+}
+
+static void bad_watchdog(int fd, unsigned int nr_cpu_ids)
+{
+	struct nmiprof_watchdog orig, w, want, cur;
+	long psz = sysconf(_SC_PAGESIZE);
+	uint64_t all = nr_cpu_ids >= 64 ? ~0ULL : (1ULL << nr_cpu_ids) - 1;
+	char big[sizeof(w) + 8];
+	void *bad = (void *)16;
+	uint8_t *page;
+
+	if (ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &orig)) {
+		fail("GET_WATCHDOG: %s", strerror(errno));
+		return;
+	}
+	wd_print("watchdog at load", &orig);
+	/* The module defaults: on, 10 s, no flags, every possible CPU. */
+	if (orig.enabled != 1 || orig.threshold_s != 10 || orig.flags ||
+	    orig.cpumask[0] != all || orig.__reserved0)
+		fail("GET_WATCHDOG: not the load-time defaults");
+
+	/* Round trips: what is set is what GET says, and what runs. */
+	memset(&w, 0, sizeof(w));
+	w.enabled = 1;
+	w.threshold_s = 7;
+	w.flags = NMIPROF_WF_ALL_CPU_BT;
+	w.cpumask[0] = 1ULL << (nr_cpu_ids - 1);
+	wd_roundtrip(fd, "threshold 7, all-CPU backtraces, last CPU", &w, NULL);
+	w.threshold_s = NMIPROF_WD_MAX_THRESHOLD;
+	w.flags = NMIPROF_WF_ALL_CPU_BT | NMIPROF_WF_PANIC;
+	wd_roundtrip(fd, "threshold max, panic flag", &w, NULL);
+	/* Off first: a 1 s threshold could see a starved vCPU as stuck. */
+	w.enabled = 0;
+	w.threshold_s = 1;
+	w.flags = 0;
+	w.cpumask[0] = 0;
+	want = w;
+	want.cpumask[0] = all;
+	wd_roundtrip(fd, "off, threshold 1, empty mask means every CPU", &w,
+		     &want);
+	w.threshold_s = 5;
+	w.cpumask[0] = 1;
+	wd_roundtrip(fd, "off, threshold 5, CPU 0", &w, NULL);
+	cur = w;
+
+	/* Bad input: refused, and nothing of it applied. */
+	w = cur; w.threshold_s = 0;
+	wd_bad(fd, &w, "threshold 0");
+	w = cur; w.threshold_s = NMIPROF_WD_MAX_THRESHOLD + 1;
+	wd_bad(fd, &w, "threshold max + 1");
+	w = cur; w.threshold_s = 0xffffffff;
+	wd_bad(fd, &w, "threshold 2^32 - 1");
+	w = cur; w.enabled = 2;
+	wd_bad(fd, &w, "enabled 2");
+	w = cur; w.flags = 1U << 7;
+	wd_bad(fd, &w, "unknown flag");
+	w = cur; w.__reserved0 = 1;
+	wd_bad(fd, &w, "__reserved0 set");
+	w = cur; w.__reserved[3] = 1;
+	wd_bad(fd, &w, "__reserved[3] set");
+	w = cur; w.cpumask[0] |= 1ULL << nr_cpu_ids;
+	wd_bad(fd, &w, "CPU nr_cpu_ids in the mask");
+	w = cur; w.cpumask[15] = 1ULL << 63;
+	wd_bad(fd, &w, "CPU 1023 in the mask");
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_SET_WATCHDOG, bad), EFAULT);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, bad), EFAULT);
+	/* A struct that runs off the end of a mapping. */
+	page = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+	} else {
+		w = cur;
+		w.threshold_s = 9;
+		memcpy(page + psz - 16, &w, 16);
+		munmap(page + psz, psz);	/* nothing follows */
+		EXPECT_ERR(ioctl(fd, NMIPROF_IOC_SET_WATCHDOG, page + psz - 16),
+			   EFAULT);
+		EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, page + psz - 16),
+			   EFAULT);
+		munmap(page, psz);
+	}
+	/* Wrong sizes encoded in the command: unknown commands. */
+	memset(big, 0, sizeof(big));
+	EXPECT_ERR(ioctl(fd, _IOR(NMIPROF_IOC_MAGIC, 16, char[10]), big), ENOTTY);
+	EXPECT_ERR(ioctl(fd, _IOW(NMIPROF_IOC_MAGIC, 17, char[sizeof(w) + 8]),
+			 big), ENOTTY);
+	EXPECT_ERR(ioctl(fd, _IOW(NMIPROF_IOC_MAGIC, 17, char[sizeof(w) - 8]),
+			 big), ENOTTY);
+	EXPECT_ERR(ioctl(fd, _IOWR(NMIPROF_IOC_MAGIC, 16, struct nmiprof_watchdog),
+			 big), ENOTTY);
+	if (ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &w) || !wd_equal(&w, &cur)) {
+		wd_print("  want", &cur);
+		wd_print("  got", &w);
+		fail("a refused SET_WATCHDOG changed the watchdog");
+	} else {
+		printf("ok: refused SET_WATCHDOGs left it as it was\n");
+	}
+
+	wd_unprivileged(fd, false);
+	wd_unprivileged(fd, true);
+	if (ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &w) || !wd_equal(&w, &cur))
+		fail("an unprivileged SET_WATCHDOG changed the watchdog");
+
+	wd_roundtrip(fd, "back to the load-time settings", &orig, NULL);
+}
+
 static int bad_input(void)
 {
 	struct nmiprof_hello h;
 	struct nmiprof_config c;
 	struct nmiprof_stats st;
 	struct nmiprof_format_req fr;
+	struct nmiprof_watchdog wd;
 	char small[8];
 	long psz = sysconf(_SC_PAGESIZE);
 	void *bad = (void *)16;
@@ -703,6 +919,7 @@ static int bad_input(void)
 	good_config(&c);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EPROTO);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_START), EPROTO);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &wd), EPROTO);
 	EXPECT_MAP_ERR(mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, 0), EPROTO);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_HELLO, bad), EFAULT);
 	memset(&h, 0, sizeof(h));
@@ -720,6 +937,8 @@ static int bad_input(void)
 		fail("HELLO: %s", strerror(errno));
 		return 1;
 	}
+
+	bad_watchdog(fd, h.nr_cpu_ids);
 
 	EXPECT_ERR(ioctl(fd, _IOWR(NMIPROF_IOC_MAGIC, 1, char[10]), small), ENOTTY);
 	EXPECT_ERR(ioctl(fd, _IOW(NMIPROF_IOC_MAGIC, 2, int), small), ENOTTY);
