@@ -18,6 +18,10 @@ PACKAGES=(
 	# comparisons and interactive tests: perf, top driven through tmux,
 	# pprof decoded by protoc, the flame graph's script run by node
 	linux-perf tmux protobuf-compiler nodejs
+	# pprof itself reads the pprof export: built with Debian's Go from
+	# Debian's sources (GOPATH mode) by tests/cli/pprof_reader.sh
+	golang-go golang-github-google-pprof-dev golang-github-chzyer-readline-dev
+	golang-github-ianlancetaylor-demangle-dev golang-golang-x-sys-dev
 	# the packaging test: .debs built and installed into a Debian chroot
 	debootstrap rsync dpkg-dev debhelper dh-dkms
 )

@@ -1,6 +1,6 @@
 # CLI tests (label "cli"): golden outputs of report/export on the committed
-# fixture, pprof decoded by protoc, malformed input, and `nmiprof top`
-# driven through tmux.  Included from tests/CMakeLists.txt.
+# fixture, pprof decoded by protoc and read by pprof, malformed input, and
+# `nmiprof top` driven through tmux.  Included from tests/CMakeLists.txt.
 set(NMIPROF_CLI_TESTS ${CMAKE_CURRENT_LIST_DIR})
 set(NMIPROF_CLI_WORK ${CMAKE_CURRENT_BINARY_DIR}/cli)
 
@@ -13,6 +13,11 @@ add_test(NAME cli_golden COMMAND sh ${NMIPROF_CLI_TESTS}/golden.sh
   ${NMIPROF_CLI_TESTS} ${NMIPROF_CLI_WORK}/golden)
 add_test(NAME cli_pprof COMMAND sh ${NMIPROF_CLI_TESTS}/pprof.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_CLI_TESTS} ${NMIPROF_CLI_WORK}/pprof)
+# The pprof file read by pprof itself, built from Debian's sources into
+# the build tree on first use (tests/cli/pprof_reader.sh).
+add_test(NAME cli_pprof_reader COMMAND sh ${NMIPROF_CLI_TESTS}/pprof_reader.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_CLI_TESTS} ${NMIPROF_CLI_WORK}/pprof_reader
+  ${CMAKE_BINARY_DIR}/tools)
 add_test(NAME cli_malformed COMMAND sh ${NMIPROF_CLI_TESTS}/malformed.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_CLI_TESTS}/fixture.nmp
   ${NMIPROF_CLI_WORK}/malformed)
@@ -32,7 +37,7 @@ if(NMIPROF_NODE)
 else()
   add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
 endif()
-set_tests_properties(cli_golden cli_pprof cli_malformed cli_top_tmux cli_record
+set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_record
   cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
 set_tests_properties(cli_top_tmux cli_record cli_top_daemon
