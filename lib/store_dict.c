@@ -81,7 +81,7 @@ static uint8_t *compress_after(size_t hdr_size, const struct np_buf *b,
  * The rows ep->tab gained since the last committed chunk, columns as in
  * a version-3 segment: strings (lengths, bytes); frames (dso << 1 |
  * kernel, name as 0 or 1 + zigzag delta from the previous named row,
- * offset as zigzag delta within one dso and name); nodes (id - parent,
+ * offset as zigzag delta within one dso and name); nodes (parent: 0 for the previous node, else a delta from the last parent given,
  * frame).  Frames and nodes were interned in content order and preorder
  * (np_epoch_encode), so those deltas are small.
  */
@@ -137,11 +137,18 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
 		}
 		np_put_var(&b, np_zigzag((int64_t)(off - base)));
 	}
-	for (uint32_t i = ep->nnode + 1; i <= nn; i++) {
+	for (uint32_t i = ep->nnode + 1, pprev = 0; i <= nn; i++) {
 		uint32_t p, f;
 
+		/* 0: child of the previous node (a new call chain); else the
+		 * parent, an older node, as a delta from the last such */
 		np_stacktab_node(t, i, &p, &f);
-		np_put_var(&b, i - p);
+		if (p == i - 1) {
+			np_put_var(&b, 0);
+			continue;
+		}
+		np_put_var(&b, np_zigzag((int64_t)p - pprev) + 1);
+		pprev = p;
 	}
 	for (uint32_t i = ep->nnode + 1; i <= nn; i++) {
 		uint32_t p, f;
@@ -665,13 +672,23 @@ static int rd_chunk(struct np_dict_rd *rd)
 			base = rd->fr[i - 1].offset;
 		rd->fr[i].offset = base + (uint64_t)np_unzigzag(np_get_var(&r));
 	}
-	/* nodes: id - parent (the parent is an earlier node), frame */
-	for (uint32_t i = rd->nn + 1; i <= nn && !r.bad; i++) {
-		uint64_t d = np_get_var(&r);
+	/* nodes: parent (0: the previous node, else 1 + zigzag delta from
+	 * the last parent given; always an earlier node), frame */
+	{
+		uint64_t pprev = 0;	/* wraps: one range check */
 
-		if (d < 1 || d > i)
-			r.bad = 1;
-		rd->nd[i].parent = i - (uint32_t)d;
+		for (uint32_t i = rd->nn + 1; i <= nn && !r.bad; i++) {
+			uint64_t v = np_get_var(&r);
+
+			if (!v) {
+				rd->nd[i].parent = i - 1;
+				continue;
+			}
+			pprev += (uint64_t)np_unzigzag(v - 1);
+			if (pprev >= i)
+				r.bad = 1;
+			rd->nd[i].parent = (uint32_t)pprev;
+		}
 	}
 	for (uint32_t i = rd->nn + 1; i <= nn && !r.bad; i++)
 		rd->nd[i].frame = np_get_id(&r, nf);

@@ -54,10 +54,27 @@ static struct np_store *fresh_store(const char *name, int level)
 	return s;
 }
 
-/* Profile bytes only (segments + index), not lockups. */
+/* Profile bytes (segments + stack dictionaries), not lockups. */
 static uint64_t store_bytes(struct np_store *s)
 {
 	return np_store_bytes(s);
+}
+
+/* Of those, the stack dictionaries' (profile/dict-*.npd). */
+static uint64_t dict_bytes(struct np_store *s)
+{
+	char cmd[700], line[64];
+	unsigned long long n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "cat '%s'/profile/dict-*.npd 2>/dev/null | wc -c",
+		 np_store_dir(s));
+	p = popen(cmd, "r");
+	if (p && fgets(line, sizeof(line), p))
+		n = strtoull(line, NULL, 10);
+	if (p)
+		pclose(p);
+	return n;
 }
 
 /* ---- perf ----------------------------------------------------------- */
@@ -332,13 +349,14 @@ static int perf_compare(int seconds)
 		uint64_t b = store_bytes(f.s[i]);
 
 		printf("%-34s %12llu %10llu %10.2f  (%.1fx less than perf.data, "
-		       "%.1fx less than -z)\n",
+		       "%.1fx less than -z; dictionaries %.2f B/sample)\n",
 		       i == 0 ? "nmiprof store (by cpu)" : "nmiprof store (cpu dropped)",
 		       (unsigned long long)b, (unsigned long long)f.total,
 		       (double)b / f.total,
 		       ((double)plain / samples_plain) / ((double)b / f.total),
 		       z > 0 && samples_z ? ((double)z / samples_z) /
-					    ((double)b / f.total) : 0.0);
+					    ((double)b / f.total) : 0.0,
+		       (double)dict_bytes(f.s[i]) / f.total);
 	}
 	if (partial)
 		printf("note: perf script aborted after %llu of %llu samples (a "
@@ -444,10 +462,11 @@ static void synthetic(uint32_t ncpu, uint32_t stacks, uint32_t nslices)
 			fprintf(stderr, "write: %s\n", err);
 		np_agg_reset(a);
 	}
-	printf("synthetic, %2u CPUs, %5u stacks, %u x %llu-sample slices: "
-	       "%7.2f B/sample (raw ABI records would be ~%u B/sample)\n",
+	printf("synthetic, %2u CPUs, %5u stacks, %3u x %llu-sample slices: "
+	       "%5.2f B/sample, dictionaries %.2f of it (raw ABI records "
+	       "would be ~%u B/sample)\n",
 	       ncpu, stacks, nslices, (unsigned long long)per_slice,
-	       (double)store_bytes(s) / total,
+	       (double)store_bytes(s) / total, (double)dict_bytes(s) / total,
 	       (unsigned)(sizeof(struct nmiprof_sample) + 30 * 8));
 	np_store_close(s);
 	np_agg_free(a);
@@ -466,9 +485,11 @@ int main(int argc, char **argv)
 	printf("== synthetic stream (generated, not recorded), %d Hz per CPU, "
 	       "%d s slices, default zstd level (19 up to 1 MiB, else 9) ==\n",
 	       FREQ_HZ, SLICE_S);
+	/* steady state: one epoch is 60 slices; 120 = two whole epochs */
 	synthetic(2, 2000, 10);
-	synthetic(16, 4000, 5);
-	synthetic(16, 20000, 5);
+	synthetic(2, 2000, 120);
+	synthetic(16, 4000, 60);
+	synthetic(16, 20000, 60);
 	if (seconds > 0)
 		perf_compare(seconds);
 	if (getenv("NMIPROF_BENCH_KEEP")) {
