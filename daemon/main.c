@@ -8,6 +8,7 @@
  * the partial slice is written before exiting 0.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,14 @@ int main(int argc, char **argv)
 	char err[512];
 	int check = 0, rc;
 
+	/*
+	 * A fixed threshold (which also turns off glibc's adaptive one):
+	 * the tables that grow with the profile (stack table, symbol
+	 * tables, the store encoder's temporaries) are mmapped and go back
+	 * to the kernel when freed or shrunk, instead of raising the
+	 * threshold and staying in the heap once the first one is freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	np_log_init("nmiprofd", NP_LOG_INFO);
 	rc = npd_parse_args(&d, argc, argv, &check);
 	if (rc)

@@ -17,18 +17,24 @@ struct np_arena {
 const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len);
 void np_arena_free(struct np_arena *a);
 
+/* 32 bytes: the kernel alone has ~10^5 of them, held all the time. */
 struct np_symdef {
 	uint64_t start, end;	/* [start, end) */
 	const char *name;
 	const char *dso;	/* kernel: "[kernel.kallsyms]" or "[module]" */
-	int prio;		/* on equal start the highest wins (GLOBAL > WEAK > LOCAL) */
-	uint64_t limit;		/* a size-less symbol ends here at the latest (0: none) */
 };
 
-/* Sorted array + binary search. */
+/*
+ * Sorted array + binary search.  Symbols are added to a wider build
+ * array (with a priority and a limit, see symtab.c); np_symtab_finish
+ * turns it into v, sized exactly.  Lookups work after finish only.
+ */
+struct np_symbuild;
 struct np_symtab {
 	struct np_symdef *v;
-	size_t nr, cap;
+	size_t nr;		/* symbols in v, or added so far */
+	struct np_symbuild *b;	/* while building */
+	size_t cap;		/* of b */
 };
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio);

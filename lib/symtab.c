@@ -48,72 +48,104 @@ void np_arena_free(struct np_arena *a)
 	}
 }
 
+/* A symbol while its table is being built. */
+struct np_symbuild {
+	struct np_symdef d;
+	int prio;		/* on equal start the highest wins (GLOBAL > WEAK > LOCAL) */
+	uint64_t limit;		/* a size-less symbol ends here at the latest (0: none) */
+};
+
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio)
 {
+	if (t->v) {
+		/* finished: add to a copy of what it holds */
+		struct np_symdef *v = t->v;
+		size_t n = t->nr;
+
+		t->v = NULL;
+		t->nr = 0;
+		for (size_t i = 0; i < n; i++)
+			if (np_symtab_add(t, v[i].start, v[i].end - v[i].start,
+					  v[i].name, v[i].dso, 0) < 0) {
+				free(v);
+				return -1;
+			}
+		free(v);
+	}
 	if (t->nr == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct np_symdef *v = realloc(t->v, cap * sizeof(*v));
+		struct np_symbuild *b = realloc(t->b, cap * sizeof(*b));
 
-		if (!v)
+		if (!b)
 			return -1;
-		t->v = v;
+		t->b = b;
 		t->cap = cap;
 	}
-	t->v[t->nr++] = (struct np_symdef){
-		.start = start, .end = size ? start + size : 0,
-		.name = name, .dso = dso, .prio = prio,
+	t->b[t->nr++] = (struct np_symbuild){
+		.d = { .start = start, .end = size ? start + size : 0,
+		       .name = name, .dso = dso },
+		.prio = prio,
 	};
 	return 0;
 }
 
 void np_symtab_limit_last(struct np_symtab *t, uint64_t limit)
 {
-	if (t->nr && !t->v[t->nr - 1].end)
-		t->v[t->nr - 1].limit = limit;
+	if (t->b && t->nr && !t->b[t->nr - 1].d.end)
+		t->b[t->nr - 1].limit = limit;
 }
 
 static int cmp_sym(const void *a, const void *b)
 {
-	const struct np_symdef *x = a, *y = b;
+	const struct np_symbuild *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
+	if (x->d.start != y->d.start)
+		return x->d.start < y->d.start ? -1 : 1;
 	if (x->prio != y->prio)
 		return y->prio - x->prio;
 	/* sized before size-less, then by name for a stable choice */
-	if ((x->end != 0) != (y->end != 0))
-		return x->end ? -1 : 1;
-	return strcmp(x->name, y->name);
+	if ((x->d.end != 0) != (y->d.end != 0))
+		return x->d.end ? -1 : 1;
+	return strcmp(x->d.name, y->d.name);
 }
 
 void np_symtab_finish(struct np_symtab *t)
 {
+	struct np_symbuild *b = t->b;
 	size_t i, n = 0;
 
-	if (!t->nr)
-		return;
-	qsort(t->v, t->nr, sizeof(*t->v), cmp_sym);
+	if (!b)
+		return;		/* nothing added since the last finish */
+	qsort(b, t->nr, sizeof(*b), cmp_sym);
 	for (i = 0; i < t->nr; i++) {
-		if (n && t->v[n - 1].start == t->v[i].start)
+		if (n && b[n - 1].d.start == b[i].d.start)
 			continue;	/* an alias of the preferred name */
-		t->v[n++] = t->v[i];
+		b[n++] = b[i];
 	}
-	t->nr = n;
 	for (i = 0; i < n; i++) {
-		uint64_t next = i + 1 < n ? t->v[i + 1].start : t->v[i].start + 4096;
+		uint64_t next = i + 1 < n ? b[i + 1].d.start : b[i].d.start + 4096;
 
-		if (!t->v[i].end || t->v[i].end <= t->v[i].start)
-			t->v[i].end = next;
+		if (!b[i].d.end || b[i].d.end <= b[i].d.start)
+			b[i].d.end = next;
 		/* e.g. _init must not swallow the .plt that follows it */
-		if (t->v[i].limit > t->v[i].start && t->v[i].end > t->v[i].limit)
-			t->v[i].end = t->v[i].limit;
+		if (b[i].limit > b[i].d.start && b[i].d.end > b[i].limit)
+			b[i].d.end = b[i].limit;
 	}
+	/* The build array is a third larger and up to twice the count:
+	 * keep just the symbols.  On ENOMEM, keep the table empty. */
+	t->v = n ? malloc(n * sizeof(*t->v)) : NULL;
+	t->nr = t->v ? n : 0;
+	for (i = 0; i < t->nr; i++)
+		t->v[i] = b[i].d;
+	free(b);
+	t->b = NULL;
+	t->cap = 0;
 }
 
 const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = 0, hi = t->v ? t->nr : 0;
 
 	/* last symbol with start <= addr */
 	while (lo < hi) {
@@ -132,5 +164,6 @@ const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr)
 void np_symtab_free(struct np_symtab *t)
 {
 	free(t->v);
+	free(t->b);
 	memset(t, 0, sizeof(*t));
 }
