@@ -7,7 +7,9 @@
  * User stack: frame pointers from the user registers (the NMI's own if it
  * hit user mode, else task_pt_regs(current)), read only through
  * copy_from_user_nmi(), which refuses when the current mm isn't loaded and
- * never sleeps.  Kernel threads and user workers have no user stack.
+ * never sleeps.  32-bit (ia32) tasks have 4-byte frames, walked the same
+ * way, as perf_callchain_user32() does.  Kernel threads and user workers
+ * have no user stack.
  *
  * Everything is collected into a per-CPU scratch area first so that the
  * ring reservation is exactly the record's size.  No locks, no allocation,
@@ -21,6 +23,7 @@
 #include <linux/ktime.h>
 #include <linux/uaccess.h>
 #include <asm/ptrace.h>
+#include <asm/segment.h>
 #include <asm/unwind.h>
 
 #include "compat.h"
@@ -74,46 +77,75 @@ static unsigned int np_kernel_stack(struct pt_regs *regs, u64 *buf,
 	return n;
 }
 
-struct np_user_frame {
-	u64 next_fp;
-	u64 ret;
-};
+/*
+ * One user frame at @fp: the caller's frame pointer, then the return
+ * address, each one user word (8 bytes, or 4 in a 32-bit task).
+ */
+static int np_user_frame(unsigned long fp, bool ia32, unsigned long *next,
+			 unsigned long *ret)
+{
+	if (ia32) {
+		u32 fr[2];
+
+		if (copy_from_user_nmi(fr, (void __user *)fp, sizeof(fr)))
+			return -EFAULT;
+		*next = fr[0];
+		*ret = fr[1];
+	} else {
+		u64 fr[2];
+
+		if (copy_from_user_nmi(fr, (void __user *)fp, sizeof(fr)))
+			return -EFAULT;
+		*next = fr[0];
+		*ret = fr[1];
+	}
+	return 0;
+}
 
 /*
- * Walk the user frame-pointer chain.  Frames must lie above the stack
- * pointer and move strictly upwards, which bounds the walk even on a
- * corrupted chain.
+ * Walk the user frame-pointer chain.  Frames must be word aligned, lie
+ * above the stack pointer and move strictly upwards, which bounds the walk
+ * even on a corrupted chain.  A 32-bit task's addresses are the low
+ * halves of its registers (as compat_ptr() takes them).
  */
 static unsigned int np_user_stack(struct pt_regs *uregs, u64 *buf,
 				  unsigned int max, u16 *flags)
 {
-	struct np_user_frame fr;
-	unsigned long fp = uregs->bp;
+	bool ia32 = !user_64bit_mode(uregs);
+	unsigned long mask = ia32 ? U32_MAX : ULONG_MAX;
+	unsigned long word = ia32 ? 4 : 8;
+	unsigned long fp = uregs->bp & mask, sp = uregs->sp & mask;
+	unsigned long next, ret;
 	unsigned int n = 0;
 
 	if (!max)
 		return 0;
-	buf[n++] = uregs->ip;
-	while (fp >= uregs->sp && !(fp & 7)) {
-		if (copy_from_user_nmi(&fr, (void __user *)fp, sizeof(fr))) {
+	buf[n++] = uregs->ip & mask;
+	while (fp >= sp && !(fp & (word - 1))) {
+		if (np_user_frame(fp, ia32, &next, &ret)) {
 			*flags |= NMIPROF_RF_USTACK_FAULT;
 			break;
 		}
-		if (!fr.ret)
+		if (!ret)
 			break;
 		if (n == max) {
 			*flags |= NMIPROF_RF_USTACK_TRUNC;
 			break;
 		}
-		buf[n++] = fr.ret;
-		if (fr.next_fp <= fp)
+		buf[n++] = ret;
+		if (next <= fp)
 			break;
-		fp = fr.next_fp;
+		fp = next;
 	}
 	return n;
 }
 
-/* The user registers of current, or NULL if it has no user context. */
+/*
+ * The user registers of current, or NULL if it has no user context we
+ * can walk.  A 32-bit task is walked only in the flat segments every
+ * ia32 program gets: with an LDT code or stack segment (Wine, DOS
+ * emulators) ip, sp and bp are offsets from bases we do not look up.
+ */
 static struct pt_regs *np_user_regs(struct pt_regs *regs)
 {
 	struct pt_regs *uregs;
@@ -124,8 +156,10 @@ static struct pt_regs *np_user_regs(struct pt_regs *regs)
 		uregs = task_pt_regs(current);
 	else
 		return NULL;
-	/* 32-bit tasks would need a compat frame walk; not supported. */
-	return user_64bit_mode(uregs) ? uregs : NULL;
+	if (user_64bit_mode(uregs))
+		return uregs;
+	return uregs->cs == __USER32_CS && uregs->ss == __USER_DS ?
+	       uregs : NULL;
 }
 
 void np_sample(struct pt_regs *regs, u16 flags)
@@ -153,7 +187,11 @@ void np_sample(struct pt_regs *regs, u16 flags)
 	if (uregs) {
 		nu = np_user_stack(uregs, s->ustack, np_sess.ustack_depth,
 				   &flags);
-		if (np_sess.user_regs) {
+		/*
+		 * The registers and raw stack are for a 64-bit DWARF unwinder;
+		 * the record has no word size to tell it a 32-bit stack.
+		 */
+		if (np_sess.user_regs && user_64bit_mode(uregs)) {
 			s->uregs.ip = uregs->ip;
 			s->uregs.sp = uregs->sp;
 			s->uregs.bp = uregs->bp;
