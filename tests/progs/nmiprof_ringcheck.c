@@ -32,6 +32,10 @@
  *   -x SYM:PCT@CPU  require SYM (the ip or one of the first 7 callers) in
  *             >= PCT% of CPU's samples between the first and the last
  *             sample in SYM (e.g. an irqs-off spin)
+ *   -m PROG   run PROG SECS, a 32-bit program (tests/progs/ia32/); require
+ *             >= 80% of its samples in ia32_leaf to have the user stack
+ *             ia32_leaf <- ia32_mid <- ia32_outer <- main (the module's
+ *             4-byte frame walk)
  *   -P        run a child whose frame pointer points into a page that was
  *             never touched (not resident): the module's user stack read
  *             faults in NMI context; require NMIPROF_RF_USTACK_FAULT seen
@@ -165,7 +169,7 @@ struct symtab {
 	size_t n, cap;
 };
 
-static struct symtab ksyms, usyms;
+static struct symtab ksyms, usyms, isyms;
 
 static void sym_add(struct symtab *t, uint64_t addr, uint64_t size,
 		    const char *name)
@@ -285,6 +289,48 @@ static void load_self_syms(void)
 	sym_sort(&usyms);
 }
 
+/* The function symbols of a 32-bit static (non-PIE) program. */
+static int load_elf32_syms(const char *path, struct symtab *t)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	uint8_t *map;
+	Elf32_Ehdr *eh;
+	Elf32_Shdr *sh;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	eh = (Elf32_Ehdr *)map;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS32 || eh->e_type != ET_EXEC) {
+		munmap(map, st.st_size);
+		return -1;
+	}
+	sh = (Elf32_Shdr *)(map + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		Elf32_Sym *sym = (Elf32_Sym *)(map + sh[i].sh_offset);
+		const char *str = (const char *)(map + sh[sh[i].sh_link].sh_offset);
+
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		for (size_t j = 0; j < sh[i].sh_size / sizeof(*sym); j++)
+			if (ELF32_ST_TYPE(sym[j].st_info) == STT_FUNC &&
+			    sym[j].st_value)
+				sym_add(t, sym[j].st_value, sym[j].st_size,
+					str + sym[j].st_name);
+	}
+	munmap(map, st.st_size);
+	sym_sort(t);
+	return t->n ? 0 : -1;
+}
+
 /* ---------------------------------------------------------------- */
 /* Format text: every field we use must be where the ABI says.        */
 /* ---------------------------------------------------------------- */
@@ -382,7 +428,8 @@ struct hit {
 #define MAX_HITS 256
 static struct hit child_hits[MAX_HITS];
 static uint64_t child_samples, child_ustack_ok, child_ustack_total;
-static pid_t child_pid, fault_pid;
+static pid_t child_pid, fault_pid, ia32_pid;
+static uint64_t ia32_samples, ia32_leaf, ia32_chain;
 static uint64_t fault_samples, fault_flagged;
 
 struct expect {
@@ -494,6 +541,28 @@ static void consume_sample(struct ring *r, int cpu,
 		nks++;
 	}
 
+	if (ia32_pid && s->pid == (uint32_t)ia32_pid) {
+		static const char *const chain[] = {
+			"ia32_leaf", "ia32_mid", "ia32_outer", "main",
+		};
+		const char *n0;
+		int i;
+
+		ia32_samples++;
+		uip = s->nr_uframes ? ust[0] :
+		      (s->hdr.common_flags & NMIPROF_RF_USER_MODE) ? s->ip : 0;
+		n0 = uip ? sym_find(&isyms, uip) : NULL;
+		if (n0 && !strcmp(n0, chain[0])) {
+			ia32_leaf++;
+			for (i = 1; i < 4 && i < s->nr_uframes; i++) {
+				const char *n = sym_find(&isyms, ust[i]);
+
+				if (!n || strcmp(n, chain[i]))
+					break;
+			}
+			ia32_chain += i == 4;
+		}
+	}
 	if (fault_pid && s->pid == (uint32_t)fault_pid) {
 		fault_samples++;
 		fault_flagged += !!(s->hdr.common_flags & NMIPROF_RF_USTACK_FAULT);
@@ -1157,7 +1226,7 @@ int main(int argc, char **argv)
 	double secs = 3, t_end;
 	bool stall = false, workload = false, want_latched = false;
 	bool bad_frames = false, want_external = false;
-	const char *run_cmd = NULL;
+	const char *run_cmd = NULL, *ia32_prog = NULL;
 	pid_t cmd_pid = 0;
 	uint64_t external = 0;
 	uint64_t min_samples = 1, total = 0, total_lost = 0, latched = 0;
@@ -1169,7 +1238,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPx:G:r:n:LEF:B")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:n:LEF:B")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -1197,6 +1266,7 @@ int main(int argc, char **argv)
 		case 'S': stall = true; break;
 		case 'w': workload = true; break;
 		case 'P': bad_frames = true; break;
+		case 'm': ia32_prog = optarg; break;
 		case 'r': run_cmd = optarg; break;
 		case 'x': {
 			struct expect *x = &expects[nr_expects++];
@@ -1251,6 +1321,11 @@ int main(int argc, char **argv)
 	check_formats(fd);
 	load_kallsyms();
 	load_self_syms();
+	if (ia32_prog && load_elf32_syms(ia32_prog, &isyms)) {
+		fail("-m %s: not a 32-bit static program with symbols",
+		     ia32_prog);
+		goto out;
+	}
 	if (map_rings(fd, h.ring_data_size))
 		goto out;
 	if (ioctl(fd, NMIPROF_IOC_CONFIGURE, &cfg)) {
@@ -1284,6 +1359,17 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (ia32_prog) {
+		ia32_pid = fork();
+		if (ia32_pid == 0) {
+			char arg[32];
+
+			snprintf(arg, sizeof(arg), "%g", secs);
+			execl(ia32_prog, ia32_prog, arg, (char *)NULL);
+			_exit(127);
+		}
+	}
+
 	if (run_cmd) {
 		cmd_pid = fork();
 		if (cmd_pid == 0) {
@@ -1311,6 +1397,14 @@ int main(int argc, char **argv)
 		waitpid(child_pid, NULL, 0);
 	if (fault_pid)
 		waitpid(fault_pid, NULL, 0);
+	if (ia32_pid) {
+		int status;
+
+		waitpid(ia32_pid, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			fail("-m %s did not run (status %#x; ia32 emulation?)",
+			     ia32_prog, status);
+	}
 	if (cmd_pid) {
 		int status;
 
@@ -1452,6 +1546,21 @@ int main(int argc, char **argv)
 		else if (!fault_flagged && h.nested_nmi_safe &&
 			 (cfg.flags & NMIPROF_CF_USER_STACKS))
 			fail("bad frames: no NMIPROF_RF_USTACK_FAULT");
+	}
+	if (ia32_prog) {
+		printf("ia32: %llu samples, %llu in ia32_leaf, %llu of those (%.1f%%) walked to main\n",
+		       (unsigned long long)ia32_samples,
+		       (unsigned long long)ia32_leaf,
+		       (unsigned long long)ia32_chain,
+		       ia32_leaf ? 100.0 * ia32_chain / ia32_leaf : 0.0);
+		if (ia32_leaf < 50)
+			fail("ia32: only %llu samples in ia32_leaf",
+			     (unsigned long long)ia32_leaf);
+		else if (ia32_chain * 100 < ia32_leaf * 80 &&
+			 (cfg.flags & NMIPROF_CF_USER_STACKS) && h.nested_nmi_safe)
+			fail("ia32: user stacks reach main in only %llu/%llu",
+			     (unsigned long long)ia32_chain,
+			     (unsigned long long)ia32_leaf);
 	}
 	check_expects();
 	check_gap();

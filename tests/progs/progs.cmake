@@ -19,6 +19,29 @@ foreach(_src ${_nmiprof_progs})
   target_compile_options(prog_${_name} PRIVATE -U_GNU_SOURCE)
 endforeach()
 
+# nmiprof_ia32 (tests/progs/ia32/): a 32-bit static program for the
+# module's ia32 user stack walk (kmod_sample).  gcc -m32 needs Debian's
+# gcc-multilib (scripts/setup-deps.sh); without it the program is not
+# built and kmod_sample fails on the missing program, saying so.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS -m32)
+set(CMAKE_REQUIRED_LINK_OPTIONS -m32 -static)
+check_c_source_compiles("int main(void) { return 0; }" NMIPROF_HAVE_M32_STATIC)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(NMIPROF_HAVE_M32_STATIC)
+  add_executable(prog_nmiprof_ia32 ${CMAKE_CURRENT_LIST_DIR}/ia32/nmiprof_ia32.c)
+  set_target_properties(prog_nmiprof_ia32 PROPERTIES
+    OUTPUT_NAME nmiprof_ia32 RUNTIME_OUTPUT_DIRECTORY ${NMIPROF_PROGS_DIR})
+  target_compile_options(prog_nmiprof_ia32 PRIVATE -m32 -O2
+    -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+    -fno-inline-functions -U_GNU_SOURCE)
+  target_link_options(prog_nmiprof_ia32 PRIVATE -m32 -static)
+else()
+  message(WARNING "gcc -m32 -static does not link (install gcc-multilib): "
+    "no nmiprof_ia32, so the kmod_sample QEMU test will fail")
+endif()
+
 # Per-program extras, e.g. nmiprof_prog_options(foo LIBS pthread STATIC).
 function(nmiprof_prog_options name)
   cmake_parse_arguments(P "STATIC" "" "LIBS" ${ARGN})

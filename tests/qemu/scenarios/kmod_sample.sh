@@ -1,13 +1,14 @@
 # nmiprof.ko sampling (issue 3): the format text, exact ring accounting,
 # attribution of a 75%/25% user workload (hot_a/hot_b, through the
 # frame-pointer user stack walk) and of a CPU spinning with interrupts off,
-# which only an NMI can sample.  nmiprof_ringcheck (tests/progs) is the
+# which only an NMI can sample; and the user stacks of a 32-bit (ia32)
+# program, whose 4-byte frames the module walks separately.  nmiprof_ringcheck (tests/progs) is the
 # independent reader; it prints "RESULT PASS|FAIL" and exits non-zero on
 # any failed check.
 # @smp 2
 # @timeout 150
 # @modules nmiprof_spin
-# @progs tests/progs/nmiprof_ringcheck
+# @progs tests/progs/nmiprof_ringcheck tests/progs/nmiprof_ia32
 
 # ringcheck NAME ARGS...: run the checker, keep its output as a result.
 ringcheck() {
@@ -26,6 +27,11 @@ for t in 1 2 3; do save format.$t nmiprof_ringcheck -F $t; done
 # 75/25 workload child: >= 90% of its samples in hot_a/hot_b, hot_a 60..90%
 # of those, >= 80% of user stacks reaching np_workload.
 ringcheck workload -t 4 -f 1000 -w -n 1000
+
+# 32-bit static program (tests/progs/ia32; building it needs gcc-multilib):
+# >= 80% of its samples in ia32_leaf have the user stack
+# ia32_leaf <- ia32_mid <- ia32_outer <- main.
+ringcheck ia32 -t 3 -f 1000 -m /usr/bin/nmiprof_ia32 -n 100
 
 # CPU 1 spins 2 s with interrupts off; CPU 0's timer NMIs it.  >= 90% of
 # CPU 1's samples in that window must be in nmiprof_spin_loop.
