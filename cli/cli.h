@@ -113,16 +113,27 @@ struct cli_profile_info {
 int cli_load_profile(const char *cmd, const struct cli_source *src,
 		     struct topview *tv, struct cli_profile_info *info);
 
-#endif /* NMIPROF_CLI_H */
 
 /* ---- the hot-spot table, shared by report and top --stdio -------- */
+
+enum cli_graph_order {
+	CLI_GRAPH_CALLEE = 0,	/* root: the row; below: its callers (perf's default) */
+	CLI_GRAPH_CALLER,	/* root: the row; below: what it calls */
+};
+
+struct cli_graph_opts {
+	enum cli_graph_order order;
+	unsigned depth;		/* levels below the row, 0: all */
+	double limit;		/* prune branches below this % of all shown */
+};
 
 struct cli_table_opts {
 	size_t max_rows;	/* 0: all */
 	double percent_limit;	/* hide rows whose overhead is below, in % */
-	int callgraph;		/* -g: callers and callees under each row */
+	int callgraph;		/* -g/-G: a call-graph tree under each row */
+	struct cli_graph_opts graph;
 	int chains;		/* --chains: call chains of each row's self samples */
-	size_t graph_max;	/* per direction, default 5 */
+	size_t graph_max;	/* --chains: chains per row, default 5 */
 };
 
 /* One row formatted to width columns (0: no limit) without newline. */
@@ -133,6 +144,10 @@ void cli_format_header(char *buf, size_t len, size_t width);
 void cli_print_table(FILE *out, struct topview *tv,
 		     const struct cli_table_opts *o);
 const char *cli_basename(const char *path);
+/* Rows, each with its call-graph tree (callgraph.c). */
+void cli_print_graph(FILE *out, struct topview *tv,
+		     const struct tv_row *const *rows, size_t nr,
+		     const struct cli_graph_opts *o);
 /* Rows with the call chains their self samples came through (callchains.c). */
 void cli_print_chains(FILE *out, struct topview *tv,
 		      const struct tv_row *const *rows, size_t nr, size_t max);
@@ -164,3 +179,5 @@ int top_daemon_fill(struct top_daemon *d, const struct tv_filter *f,
 		    uint32_t secs, struct topview *tv, char *err, size_t errlen);
 void top_daemon_header(const struct top_daemon *d, double shown, char *buf,
 		       size_t len);
+
+#endif /* NMIPROF_CLI_H */

@@ -15,8 +15,8 @@ void usage_report(FILE *out)
 	fprintf(out,
 		"Usage: nmiprof report [-i FILE | [--store DIR] [--since T] [--until T]]\n"
 		"                      [-s KEY] [--pid PID] [--comm NAME] [--cpu N]\n"
-		"                      [--kernel | --user] [-g | --chains] [--percent-limit PCT]\n"
-		"                      [-n ROWS]\n\n"
+		"                      [--kernel | --user] [-g | -G | --chains] [--graph-depth N]\n"
+		"                      [--graph-limit PCT] [--percent-limit PCT] [-n ROWS]\n\n"
 		"Print the hot-spot table of a profile recorded with 'nmiprof record',\n"
 		"or of the daemon's store (default %s) between --since and --until.\n\n"
 		"  -i, --input FILE       read FILE instead of the store\n"
@@ -30,7 +30,14 @@ void usage_report(FILE *out)
 		"      --cpu N            only samples taken on CPU N\n"
 		"  -K, --kernel           kernel frames only\n"
 		"  -U, --user             user frames only\n"
-		"  -g, --call-graph       show each row's direct callers and callees\n"
+		"  -g, --call-graph       under each row, the tree of its callers (callee\n"
+		"                         order, as perf report -g): who calls it, and how\n"
+		"  -G, --inverted         under each row, the tree of what it calls (caller\n"
+		"                         order): where its children samples go\n"
+		"      --graph-depth N    levels of the tree below each row (default 8,\n"
+		"                         0: all); deeper paths are marked [...]\n"
+		"      --graph-limit PCT  fold branches below PCT%% of the shown samples\n"
+		"                         into one (other) line (default 0.5)\n"
 		"      --chains           show the call chains of each row's self samples\n"
 		"                         (rows without self samples are left out)\n"
 		"      --percent-limit PCT  hide rows with less overhead\n"
@@ -39,7 +46,7 @@ void usage_report(FILE *out)
 }
 
 
-enum { OPT_CHAINS = OPT_FIRST_FREE };
+enum { OPT_CHAINS = OPT_FIRST_FREE, OPT_GDEPTH, OPT_GLIMIT };
 
 static const struct option report_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -53,12 +60,27 @@ static const struct option report_opts[] = {
 	{ "kernel", no_argument, NULL, 'K' },
 	{ "user", no_argument, NULL, 'U' },
 	{ "call-graph", no_argument, NULL, 'g' },
+	{ "inverted", no_argument, NULL, 'G' },
+	{ "graph-depth", required_argument, NULL, OPT_GDEPTH },
+	{ "graph-limit", required_argument, NULL, OPT_GLIMIT },
 	{ "chains", no_argument, NULL, OPT_CHAINS },
 	{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
 	{ "rows", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* A percentage 0..100; -1 if not one. */
+static int parse_percent(const char *s, double *out)
+{
+	char *end;
+	double p = strtod(s, &end);
+
+	if (*end || end == s || !(p >= 0 && p <= 100))
+		return -1;
+	*out = p;
+	return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -70,12 +92,14 @@ int cmd_report(int argc, char **argv)
 	struct tv_filter f;
 	char t0[32], t1[32];
 	uint64_t v;
-	int opt, ret;
+	int opt, ret, graph_opts = 0;
 
 	tv_filter_init(&f);
+	to.graph.depth = 8;
+	to.graph.limit = 0.5;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:s:KUgn:h", report_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:s:KUgGn:h", report_opts, NULL)) != -1) {
 		ret = cli_source_option("report", opt, optarg, &src, &f);
 		if (ret == 0)
 			continue;
@@ -89,20 +113,32 @@ int cmd_report(int argc, char **argv)
 			sort = (enum tv_sort)ret;
 			break;
 		case 'g':
+		case 'G':
+			if (to.callgraph && to.graph.order != (opt == 'G' ?
+				CLI_GRAPH_CALLER : CLI_GRAPH_CALLEE))
+				return cli_usage_error("report", "-g and -G exclude each other");
 			to.callgraph = 1;
+			to.graph.order = opt == 'G' ? CLI_GRAPH_CALLER : CLI_GRAPH_CALLEE;
+			break;
+		case OPT_GDEPTH:
+			if (cli_parse_u64(optarg, 0, 1000, &v))
+				return cli_usage_error("report", "bad graph depth '%s' (0..1000)",
+						       optarg);
+			to.graph.depth = (unsigned)v;
+			graph_opts = 1;
+			break;
+		case OPT_GLIMIT:
+			if (parse_percent(optarg, &to.graph.limit))
+				return cli_usage_error("report", "bad graph limit '%s'", optarg);
+			graph_opts = 1;
 			break;
 		case OPT_CHAINS:
 			to.chains = 1;
 			break;
-		case OPT_PLIMIT: {
-			char *end;
-			double p = strtod(optarg, &end);
-
-			if (*end || end == optarg || !(p >= 0 && p <= 100))
+		case OPT_PLIMIT:
+			if (parse_percent(optarg, &to.percent_limit))
 				return cli_usage_error("report", "bad percent limit '%s'", optarg);
-			to.percent_limit = p;
 			break;
-		}
 		case 'n':
 			if (cli_parse_u64(optarg, 1, SIZE_MAX, &v))
 				return cli_usage_error("report", "bad row count '%s'", optarg);
@@ -124,7 +160,9 @@ int cmd_report(int argc, char **argv)
 	if (src.file && (src.store || src.since_ns || src.until_ns))
 		return cli_usage_error("report", "-i FILE excludes --store/--since/--until");
 	if (to.chains && to.callgraph)
-		return cli_usage_error("report", "-g and --chains exclude each other");
+		return cli_usage_error("report", "-g/-G and --chains exclude each other");
+	if (graph_opts && !to.callgraph)
+		return cli_usage_error("report", "--graph-depth and --graph-limit need -g or -G");
 
 	tv = topview_new();
 	if (!tv) {

@@ -41,16 +41,6 @@ void cli_format_row(char *buf, size_t len, const struct tv_row *r,
 		buf[width] = 0;
 }
 
-static void print_edges(FILE *out, const char *what, const struct tv_edge *e,
-			size_t n, double base)
-{
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "            %s %6.2f%%  [%c] %s (%s)\n",
-			what, base > 0 ? 100.0 * e[i].weight / base : 0,
-			e[i].row->kernel ? 'k' : '.', e[i].row->sym,
-			cli_basename(e[i].row->dso));
-}
-
 static int row_shown(const struct tv_row *r, double total,
 		     const struct cli_table_opts *o)
 {
@@ -58,9 +48,12 @@ static int row_shown(const struct tv_row *r, double total,
 		 100.0 * r->self / total < o->percent_limit);
 }
 
-/* --chains: only rows with self samples have chains to show. */
-static void print_with_chains(FILE *out, struct topview *tv,
-			      const struct cli_table_opts *o, size_t max)
+/*
+ * --chains: only rows with self samples have chains to show; -g/-G: every
+ * row shown gets its tree.
+ */
+static void print_with_graph(FILE *out, struct topview *tv,
+			     const struct cli_table_opts *o, size_t max)
 {
 	size_t n = topview_nr_rows(tv), k = 0;
 	const struct tv_row **rows = calloc(n ? n : 1, sizeof(*rows));
@@ -72,10 +65,13 @@ static void print_with_chains(FILE *out, struct topview *tv,
 	for (size_t i = 0; i < n && (!o->max_rows || k < o->max_rows); i++) {
 		const struct tv_row *r = topview_row(tv, i);
 
-		if (r->self > 0 && row_shown(r, topview_total(tv), o))
+		if ((r->self > 0 || !o->chains) && row_shown(r, topview_total(tv), o))
 			rows[k++] = r;
 	}
-	cli_print_chains(out, tv, rows, k, max);
+	if (o->chains)
+		cli_print_chains(out, tv, rows, k, max);
+	else
+		cli_print_graph(out, tv, rows, k, &o->graph);
 	free(rows);
 }
 
@@ -84,20 +80,16 @@ void cli_print_table(FILE *out, struct topview *tv,
 {
 	size_t n = topview_nr_rows(tv), max = o->graph_max ? o->graph_max : 5;
 	double total = topview_total(tv);
-	struct tv_edge e[64];
 	char line[1024];
 
-	if (max > 64)
-		max = 64;
 	cli_format_header(line, sizeof(line), 0);
 	fprintf(out, "%s\n", line);
-	if (o->chains) {
-		print_with_chains(out, tv, o, max);
+	if (o->chains || o->callgraph) {
+		print_with_graph(out, tv, o, max);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct tv_row *r = topview_row(tv, i);
-		size_t ne;
 
 		if (o->max_rows && i >= o->max_rows)
 			break;
@@ -105,13 +97,5 @@ void cli_print_table(FILE *out, struct topview *tv,
 			continue;
 		cli_format_row(line, sizeof(line), r, total, 0);
 		fprintf(out, "%s\n", line);
-		if (!o->callgraph)
-			continue;
-		/* Percentages relative to the row's children weight. */
-		ne = topview_callers(tv, r, e, max);
-		print_edges(out, "<- caller", e, ne, r->children);
-		ne = topview_callees(tv, r, e, max);
-		print_edges(out, "-> callee", e, ne, r->children);
-		fputc('\n', out);
 	}
 }

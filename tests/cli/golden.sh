@@ -18,6 +18,9 @@ mkdir -p "$WORK"
 # header line is the same wherever the tree lives.
 cases='report_default|report -i fixture.nmp
 report_children_g|report -i fixture.nmp --sort children -g
+report_callee_tree|report -i fixture.nmp -g --graph-limit 0
+report_caller_tree|report -i fixture.nmp --sort children -G -n 6
+report_tree_pruned|report -i fixture.nmp --sort children -G -n 3 --graph-depth 2 --graph-limit 5
 report_chains|report -i fixture.nmp --chains
 report_pid|report -i fixture.nmp --pid 200
 report_comm_symbol|report -i fixture.nmp --comm app --sort symbol
@@ -94,6 +97,50 @@ awk -v want="$total" '
 	{ sum += c }
 	END { if (sum != want) { print "folded sum " sum " != samples " want; bad = 1 } exit bad }
 ' "$WORK/export_folded.out" || { echo "FAIL folded parse"; fail=1; }
+
+# Call-graph trees (-g, -G), independent of the golden files: each row's
+# root is its children share; a node's branches never add up to more than
+# the node (the rest ended or was sampled there); with --graph-limit 0 and
+# no depth limit, a callee tree's leaves are outermost frames, so every
+# callee tree of a user function ends in __libc_start_main, and the
+# compute tree matches the fixture: 110 samples via work, 6 via parse.
+for name in report_callee_tree report_caller_tree report_tree_pruned report_children_g; do
+	awk -v total="$total" -v name="$name" '
+	function close_to(d) {
+		while (top >= d) {
+			if (sum[top] > w[top] + 0.015 * (n[top] + 1)) {
+				print name ": branches of line " at[top] " add up to " sum[top] " > " w[top]; bad = 1
+			}
+			top--
+		}
+	}
+	/^ *[0-9.]+% +[0-9]+ +[0-9]+ / { close_to(0); children = $3; next }
+	/^             *[0-9.]+%  \[/ {
+		close_to(0); top = 0; w[0] = $1 + 0; sum[0] = 0; n[0] = 0; at[0] = NR
+		want = sprintf("%.2f", 100 * children / total)
+		if ($1 != want "%") { print name ": root " $1 " at line " NR " is not children " want "%"; bad = 1 }
+		next
+	}
+	/^            [|` -]*--/ && top >= 0 {
+		i = index($0, "--"); d = (i - 14) / 3 + 1
+		p = substr($0, i + 2); sub(/^ +/, "", p); v = p + 0
+		close_to(d); sum[d - 1] += v; n[d - 1]++
+		top = d; w[d] = v; sum[d] = 0; n[d] = 0; at[d] = NR
+		next
+	}
+	/^$/ { close_to(0); top = -1 }
+	END { close_to(0); exit bad }' "$WORK/$name.out" || { echo "FAIL $name: tree does not add up"; fail=1; }
+done
+awk '
+	/^ *[0-9.]+% +[0-9]+ +[0-9]+ / { row = $NF; kernel = ($(NF-1) == "[k]") }
+	/^            [|` ]*`-- / && !kernel && row != "__libc_start_main" && row != "0x4f2a" && row != "std::vector<int>::push_back" { last[row] = $NF }
+	/^$/ && row != "" && !kernel && row != "__libc_start_main" && row in last && last[row] != "__libc_start_main" {
+		print "callee tree of " row " ends in " last[row]; bad = 1 }
+	/^            \|-- 57.59%  \[\.\] work$/ && row == "compute" { via_work = 1 }
+	/^            `--  3.14%  \[\.\] parse$/ && row == "compute" { via_parse = 1 }
+	END { if (!via_work || !via_parse) { print "compute: not 110 via work and 6 via parse"; bad = 1 } exit bad }
+' "$WORK/report_callee_tree.out" || { echo "FAIL report_callee_tree semantics"; fail=1; }
+echo "ok   call-graph trees add up; compute's callers match the fixture"
 
 # The svg is well-formed xml with one <g class="f"> per drawn frame.
 if command -v python3 >/dev/null; then
