@@ -81,7 +81,10 @@ static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 	atomic_t *pending = this_cpu_ptr(&np_ipi_pending);
 	int n = 0;
 
-	/* Cheap test first: this handler sees every NMI_LOCAL NMI. */
+	/*
+	 * Cheap test first: this handler sees every NMI_LOCAL NMI.  The
+	 * xchg pairs with smp_mb__after_atomic() in np_ipi_tick().
+	 */
 	if (atomic_read(pending))
 		n = atomic_xchg(pending, 0);
 	if (n) {
