@@ -44,7 +44,7 @@
 #define NPD_LIVE_MAX_DEPTH	256	/* frames kept of a sample, innermost */
 #define NPD_LIVE_CACHE_BITS	12	/* 4096 entries, 96 KiB */
 #define NPD_LIVE_PIDGEN_BITS	10	/* 1024 pid buckets, 4 KiB */
-#define NPD_LIVE_SCACHE_BITS	12	/* 4096 stacks, 128 KiB */
+#define NPD_LIVE_SCACHE_BITS	14	/* 16384 stacks, 384 KiB */
 #define NPD_LIVE_STACKS_BYTES	(16U << 20)	/* stack table before a rebuild */
 #define NPD_KERNEL_PID		UINT32_MAX	/* kernel addresses: any pid */
 
@@ -72,9 +72,7 @@ struct npd_live_cached {
 struct npd_live_scached {
 	uint64_t hash;		/* of pid, ip and every address */
 	uint32_t pid, gen;	/* gen: of pid's bucket at insertion */
-	uint32_t stack;
-	uint32_t valid;
-	uint64_t pad;
+	uint32_t stack;		/* NP_STACK_EMPTY (never a result): unused */
 };
 
 struct npd_live {
@@ -294,7 +292,8 @@ static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
 	uint32_t node = NP_STACK_EMPTY;
 
 	/* A 64-bit hash collision within one pid is accepted as impossible. */
-	if (c->valid && c->hash == h && c->pid == s->pid && c->gen == gen)
+	if (c->stack != NP_STACK_EMPTY && c->hash == h && c->pid == s->pid &&
+	    c->gen == gen)
 		return c->stack;
 	for (unsigned int i = 0; i < s->nr_kframes && n < NPD_LIVE_MAX_DEPTH; i++)
 		l->stk[n++] = npd_live_frame(l, s->pid, s->kframes[i], 1);
@@ -310,8 +309,7 @@ static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
 	c->hash = h;
 	c->pid = s->pid;
 	c->gen = gen;
-	c->stack = node;
-	c->valid = node != NP_ID_NONE;
+	c->stack = node == NP_ID_NONE ? NP_STACK_EMPTY : node;
 	return node;
 }
 
