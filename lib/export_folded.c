@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "export_folded.h"
+#include "export_strmap.h"
 
 void np_export_opts_init(struct np_export_opts *o)
 {
@@ -64,77 +65,13 @@ size_t np_folded_frame(char *buf, size_t len, const struct np_frame *f)
 	return n;
 }
 
-/* A string -> count map, open addressing; lines are merged here. */
+/* Lines are merged in a string map whose payload is the count. */
 struct fold_map {
-	struct np_folded_line *lines;
-	size_t nr, cap;
-	uint32_t *slot, mask;
+	struct np_strmap lines;
 	char *buf;
 	size_t buf_cap;
 	const struct np_export_opts *o;
 };
-
-static uint32_t fnv(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-static int fold_map_grow(struct fold_map *m)
-{
-	size_t cap = m->mask ? (m->mask + 1) * 2 : 1024;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nr; i++) {
-		uint32_t p = fnv(m->lines[i].stack) & (cap - 1);
-
-		while (slot[p])
-			p = (p + 1) & (cap - 1);
-		slot[p] = (uint32_t)i + 1;
-	}
-	free(m->slot);
-	m->slot = slot;
-	m->mask = (uint32_t)cap - 1;
-	return 0;
-}
-
-static int fold_map_add(struct fold_map *m, const char *stack, uint64_t count)
-{
-	uint32_t p;
-
-	if ((m->nr + 1) * 2 > (size_t)m->mask + 1 && fold_map_grow(m))
-		return -ENOMEM;
-	p = fnv(stack) & m->mask;
-	while (m->slot[p]) {
-		struct np_folded_line *l = &m->lines[m->slot[p] - 1];
-
-		if (!strcmp(l->stack, stack)) {
-			l->count += count;
-			return 0;
-		}
-		p = (p + 1) & m->mask;
-	}
-	if (m->nr == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		void *n = realloc(m->lines, cap * sizeof(*m->lines));
-
-		if (!n)
-			return -ENOMEM;
-		m->lines = n;
-		m->cap = cap;
-	}
-	m->lines[m->nr].stack = strdup(stack);
-	if (!m->lines[m->nr].stack)
-		return -ENOMEM;
-	m->lines[m->nr].count = count;
-	m->slot[p] = (uint32_t)++m->nr;
-	return 0;
-}
 
 static int fold_one(const struct np_frame *frames, unsigned nr, uint32_t pid,
 		    const char *comm, double w, void *arg)
@@ -142,6 +79,8 @@ static int fold_one(const struct np_frame *frames, unsigned nr, uint32_t pid,
 	struct fold_map *m = arg;
 	uint64_t count = (uint64_t)llround(w);
 	size_t need = 32 + strlen(comm), n = 0;
+	int64_t id;
+	int is_new;
 
 	if (!count)
 		return 0;
@@ -167,7 +106,11 @@ static int fold_one(const struct np_frame *frames, unsigned nr, uint32_t pid,
 		n += np_folded_frame(m->buf + n, need - n, &frames[i]);
 	}
 	m->buf[n] = 0;
-	return fold_map_add(m, m->buf, count);
+	id = np_strmap_get(&m->lines, m->buf, &is_new);
+	if (id < 0)
+		return -ENOMEM;
+	m->lines.val[id] += count;
+	return 0;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -190,15 +133,23 @@ int np_folded_collect(struct topview *tv, const struct np_export_opts *o,
 	struct fold_map m = { .o = o };
 	int ret = topview_foreach_stack(tv, fold_one, &m);
 
-	free(m.slot);
 	free(m.buf);
-	out->lines = m.lines;
-	out->nr = m.nr;
-	out->total = 0;
+	memset(out, 0, sizeof(*out));
+	if (!ret && m.lines.nr &&
+	    !(out->lines = calloc(m.lines.nr, sizeof(*out->lines))))
+		ret = -ENOMEM;
 	if (ret) {
-		np_folded_free(out);
+		np_strmap_free(&m.lines);
 		return ret < 0 ? ret : -ENOMEM;
 	}
+	/* The lines take the map's keys. */
+	for (size_t i = 0; i < m.lines.nr; i++) {
+		out->lines[i].stack = m.lines.keys[i];
+		out->lines[i].count = m.lines.val[i];
+	}
+	out->nr = m.lines.nr;
+	m.lines.nr = 0;
+	np_strmap_free(&m.lines);
 	if (out->nr)
 		qsort(out->lines, out->nr, sizeof(*out->lines), line_cmp);
 	for (size_t i = 0; i < out->nr; i++)

@@ -17,6 +17,7 @@
 
 #include "export_fmt.h"
 #include "export_pb.h"
+#include "export_strmap.h"
 
 /* profile.proto field numbers */
 enum {
@@ -34,93 +35,10 @@ enum {
 	FUNCTION_FILENAME = 4,
 };
 
-/* string -> dense id (from 0), insertion ordered */
-struct idmap {
-	char **keys;
-	uint64_t *val;		/* caller's payload per id */
-	size_t nr, cap;
-	uint32_t *slot, mask;
-};
-
-static uint32_t fnv(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-static int idmap_grow(struct idmap *m)
-{
-	size_t cap = m->mask ? (m->mask + 1) * 2 : 256;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nr; i++) {
-		uint32_t p = fnv(m->keys[i]) & (cap - 1);
-
-		while (slot[p])
-			p = (p + 1) & (cap - 1);
-		slot[p] = (uint32_t)i + 1;
-	}
-	free(m->slot);
-	m->slot = slot;
-	m->mask = (uint32_t)cap - 1;
-	return 0;
-}
-
-/* Returns the id of key (inserting it, *is_new = 1), or -ENOMEM. */
-static int64_t idmap_get(struct idmap *m, const char *key, int *is_new)
-{
-	uint32_t p;
-
-	*is_new = 0;
-	if ((m->nr + 1) * 2 > (size_t)m->mask + 1 && idmap_grow(m))
-		return -ENOMEM;
-	p = fnv(key) & m->mask;
-	while (m->slot[p]) {
-		if (!strcmp(m->keys[m->slot[p] - 1], key))
-			return m->slot[p] - 1;
-		p = (p + 1) & m->mask;
-	}
-	if (m->nr == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		char **k = realloc(m->keys, cap * sizeof(*k));
-		uint64_t *v;
-
-		if (!k)
-			return -ENOMEM;
-		m->keys = k;
-		v = realloc(m->val, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->val = v;
-		m->cap = cap;
-	}
-	m->keys[m->nr] = strdup(key);
-	if (!m->keys[m->nr])
-		return -ENOMEM;
-	m->val[m->nr] = 0;
-	m->slot[p] = (uint32_t)m->nr + 1;
-	*is_new = 1;
-	return (int64_t)m->nr++;
-}
-
-static void idmap_free(struct idmap *m)
-{
-	for (size_t i = 0; i < m->nr; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->val);
-	free(m->slot);
-}
-
 struct pprof {
-	struct idmap strs;	/* string_table; id 0 is "" */
-	struct idmap funcs;	/* "dso\x01name\x01k" -> function/location id - 1 */
-	struct idmap maps;	/* dso -> mapping id - 1 */
+	struct np_strmap strs;	/* string_table; id 0 is "" */
+	struct np_strmap funcs;	/* "dso\x01name\x01k" -> function/location id - 1 */
+	struct np_strmap maps;	/* dso -> mapping id - 1 */
 	struct np_pb out;	/* the Profile, samples first */
 	struct np_pb defs;	/* functions, locations, mappings */
 	struct np_pb sub, sub2;
@@ -135,7 +53,7 @@ struct pprof {
 static uint64_t str_id(struct pprof *p, const char *s)
 {
 	int is_new;
-	int64_t id = idmap_get(&p->strs, s, &is_new);
+	int64_t id = np_strmap_get(&p->strs, s, &is_new);
 
 	if (id < 0) {
 		p->oom = 1;
@@ -147,7 +65,7 @@ static uint64_t str_id(struct pprof *p, const char *s)
 static uint64_t mapping_id(struct pprof *p, const char *dso)
 {
 	int is_new;
-	int64_t id = idmap_get(&p->maps, dso, &is_new);
+	int64_t id = np_strmap_get(&p->maps, dso, &is_new);
 
 	if (id < 0) {
 		p->oom = 1;
@@ -182,7 +100,7 @@ static uint64_t location_id(struct pprof *p, const struct np_frame *f)
 		p->cap_key = need;
 	}
 	snprintf(p->key, need, "%s\x01%s\x01%d", dso, name, !!f->kernel);
-	id = idmap_get(&p->funcs, p->key, &is_new);
+	id = np_strmap_get(&p->funcs, p->key, &is_new);
 	if (id < 0) {
 		p->oom = 1;
 		return 0;
@@ -296,9 +214,9 @@ int np_export_pprof(struct topview *tv, const struct np_export_opts *o,
 	np_pb_free(&p.defs);
 	np_pb_free(&p.sub);
 	np_pb_free(&p.sub2);
-	idmap_free(&p.strs);
-	idmap_free(&p.funcs);
-	idmap_free(&p.maps);
+	np_strmap_free(&p.strs);
+	np_strmap_free(&p.funcs);
+	np_strmap_free(&p.maps);
 	free(p.locs);
 	free(p.key);
 	return ret;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "export_folded.h"
+#include "export_strmap.h"
 
 #define SVG_WIDTH	1200
 #define SVG_PAD		10
@@ -126,19 +127,10 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 /* flamegraph.pl-like palettes: warm for user code, aqua for the kernel. */
 static void color(const char *name, unsigned depth, char *buf, size_t len)
 {
-	uint32_t h = name_hash(name);
+	uint32_t h = np_strmap_hash(name);
 	unsigned v1 = h & 0xff, v2 = (h >> 8) & 0xff, v3 = (h >> 16) & 0xff;
 	size_t n = strlen(name);
 
