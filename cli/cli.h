@@ -51,6 +51,11 @@ void cli_error(const char *cmd, const char *fmt, ...)
 /* Usage error: the message, then "Try 'nmiprof CMD --help'."; EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * getopt_long's ':' (a missing value) or '?' (an unknown option) as the
+ * usage error; argv[optind - 1] is the offending word.
+ */
+int cli_option_error(const char *cmd, int opt, char *const *argv);
 /* Maps an errno from opening a backend/device to an exit code. */
 int cli_exit_for_errno(int err);
 
@@ -112,6 +117,15 @@ struct cli_profile_info {
  */
 int cli_load_profile(const char *cmd, const struct cli_source *src,
 		     struct topview *tv, struct cli_profile_info *info);
+/*
+ * report's and export's view: checks that -i is not mixed with the store
+ * range, makes a topview with filter f (set first, so rows are built once
+ * while loading) and loads src into it.  EXIT_OK with *tv to free, or an
+ * exit code after one error line.
+ */
+int cli_load_view(const char *cmd, const struct cli_source *src,
+		  const struct tv_filter *f, struct topview **tv,
+		  struct cli_profile_info *info);
 
 
 /* ---- the hot-spot table, shared by report and top --stdio -------- */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "store.h"
@@ -40,6 +41,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	cli_error(cmd, "%s (try 'nmiprof %s --help')", msg, cmd);
 	return EXIT_USAGE;
+}
+
+int cli_option_error(const char *cmd, int opt, char *const *argv)
+{
+	if (opt == ':')
+		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 int cli_exit_for_errno(int err)
@@ -365,3 +373,25 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 	return -1;
 }
 
+int cli_load_view(const char *cmd, const struct cli_source *src,
+		  const struct tv_filter *f, struct topview **tv,
+		  struct cli_profile_info *info)
+{
+	int ret;
+
+	*tv = NULL;
+	if (src->file && (src->store || src->since_ns || src->until_ns))
+		return cli_usage_error(cmd, "-i FILE excludes --store/--since/--until");
+	*tv = topview_new();
+	if (!*tv) {
+		cli_error(cmd, "out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	topview_set_filter(*tv, f);
+	ret = cli_load_profile(cmd, src, *tv, info);
+	if (ret) {
+		topview_free(*tv);
+		*tv = NULL;
+	}
+	return ret;
+}

@@ -104,33 +104,19 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			usage_export(stdout);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error("export", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cli_usage_error("export", "unknown option '%s'",
-					       argv[optind - 1]);
+		default:	/* ':' or '?' */
+			return cli_option_error("export", opt, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
-	if (src.file && (src.store || src.since_ns || src.until_ns))
-		return cli_usage_error("export", "-i FILE excludes --store/--since/--until");
 	if (!output && fmt == NP_EXPORT_PPROF && isatty(STDOUT_FILENO))
 		return cli_usage_error("export", "not writing binary pprof data to a "
 				       "terminal: use -o FILE");
 
-	tv = topview_new();
-	if (!tv) {
-		cli_error("export", "out of memory");
-		return EXIT_FAILURE_RT;
-	}
-	topview_set_filter(tv, &f);
-	ret = cli_load_profile("export", &src, tv, &info);
-	if (ret) {
-		topview_free(tv);
+	ret = cli_load_view("export", &src, &f, &tv, &info);
+	if (ret)
 		return ret;
-	}
 	if (info.first_ns && info.last_ns > info.first_ns) {
 		eo.time_ns = info.first_ns;
 		eo.duration_ns = info.last_ns - info.first_ns;

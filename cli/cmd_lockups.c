@@ -115,12 +115,8 @@ int cmd_lockups(int argc, char **argv)
 		case 'h':
 			usage_lockups(stdout);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error("lockups", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cli_usage_error("lockups", "unknown option '%s'",
-					       argv[optind - 1]);
+		default:	/* ':' or '?' */
+			return cli_option_error("lockups", opt, argv);
 		}
 	}
 	if (optind < argc)

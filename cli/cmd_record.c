@@ -184,12 +184,8 @@ int cmd_record(int argc, char **argv)
 		case 'h':
 			usage_record(stdout);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error("record", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cli_usage_error("record", "unknown option '%s'",
-					       argv[optind - 1]);
+		default:	/* ':' or '?' */
+			return cli_option_error("record", opt, argv);
 		}
 	}
 	if (!output)

@@ -147,35 +147,20 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			usage_report(stdout);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error("report", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cli_usage_error("report", "unknown option '%s'",
-					       argv[optind - 1]);
+		default:	/* ':' or '?' */
+			return cli_option_error("report", opt, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (src.file && (src.store || src.since_ns || src.until_ns))
-		return cli_usage_error("report", "-i FILE excludes --store/--since/--until");
 	if (to.chains && to.callgraph)
 		return cli_usage_error("report", "-g/-G and --chains exclude each other");
 	if (graph_opts && !to.callgraph)
 		return cli_usage_error("report", "--graph-depth and --graph-limit need -g or -G");
 
-	tv = topview_new();
-	if (!tv) {
-		cli_error("report", "out of memory");
-		return EXIT_FAILURE_RT;
-	}
-	/* The filter first: rows are then built once, while loading. */
-	topview_set_filter(tv, &f);
-	ret = cli_load_profile("report", &src, tv, &info);
-	if (ret) {
-		topview_free(tv);
+	ret = cli_load_view("report", &src, &f, &tv, &info);
+	if (ret)
 		return ret;
-	}
 	topview_sort(tv, sort);
 	cli_format_time(info.first_ns, t0, sizeof(t0));
 	cli_format_time(info.last_ns, t1, sizeof(t1));

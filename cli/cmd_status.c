@@ -213,12 +213,8 @@ int cmd_status(int argc, char **argv)
 		case 'h':
 			usage_status(stdout);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error("status", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cli_usage_error("status", "unknown option '%s'",
-					       argv[optind - 1]);
+		default:	/* ':' or '?' */
+			return cli_option_error("status", opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -831,12 +831,8 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			usage_top(stdout);
 			return EXIT_OK;
-		case ':':
-			return cli_usage_error("top", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cli_usage_error("top", "unknown option '%s'",
-					       argv[optind - 1]);
+		default:	/* ':' or '?' */
+			return cli_option_error("top", opt, argv);
 		}
 	}
 	if (optind < argc)
