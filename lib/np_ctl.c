@@ -331,19 +331,63 @@ void np_ctl_top_query_init(struct np_ctl_top_query *q)
 	q->sort = NP_CTL_SORT_SYM;
 }
 
+static int np_ctl_get_range(const struct np_ctl_line *l, const char *key,
+			    int64_t lo, int64_t hi, int64_t *out,
+			    char *err, size_t errlen);
+/*
+ * The fields top and stacks share: how many, over which seconds, for
+ * which pid, cpu and comm.  The caller ends the line.
+ */
+static void np_ctl_put_window(struct np_ctl_buf *b, const char *cmd, uint32_t n,
+			      uint32_t secs, int64_t pid, int32_t cpu,
+			      const char *comm)
+{
+	np_ctl_put_word(b, NP_CTL_PROTO);
+	np_ctl_put_word(b, cmd);
+	np_ctl_put_u64(b, "n", n);
+	np_ctl_put_u64(b, "secs", secs);
+	if (pid >= 0)
+		np_ctl_put_i64(b, "pid", pid);
+	if (cpu >= 0)
+		np_ctl_put_i64(b, "cpu", cpu);
+	if (comm[0])
+		np_ctl_put_str(b, "comm", comm);
+}
+
+/* Parses those fields over the defaults already in place. */
+static int np_ctl_parse_window(const struct np_ctl_line *l, uint32_t nmax,
+			       uint32_t *n, uint32_t *secs, int64_t *pid,
+			       int32_t *cpu, char comm[NMIPROF_COMM_LEN],
+			       char *err, size_t errlen)
+{
+	int64_t vn = *n, vsecs = *secs, vpid = *pid, vcpu = *cpu;
+	const char *s;
+
+	if (np_ctl_get_range(l, "n", 1, nmax, &vn, err, errlen) ||
+	    np_ctl_get_range(l, "secs", 1, 86400, &vsecs, err, errlen) ||
+	    np_ctl_get_range(l, "pid", -1, INT32_MAX, &vpid, err, errlen) ||
+	    np_ctl_get_range(l, "cpu", -1, 65535, &vcpu, err, errlen))
+		return -1;
+	*n = (uint32_t)vn;
+	*secs = (uint32_t)vsecs;
+	*pid = vpid;
+	*cpu = (int32_t)vcpu;
+	s = np_ctl_get(l, "comm");
+	if (s) {
+		if (strlen(s) >= NMIPROF_COMM_LEN) {
+			np_ctl_seterr(err, errlen, "comm= longer than %d bytes",
+				      NMIPROF_COMM_LEN - 1);
+			return -1;
+		}
+		strcpy(comm, s);
+	}
+	return 0;
+}
+
 void np_ctl_format_top_request(struct np_ctl_buf *b,
 			       const struct np_ctl_top_query *q)
 {
-	np_ctl_put_word(b, NP_CTL_PROTO);
-	np_ctl_put_word(b, "top");
-	np_ctl_put_u64(b, "n", q->n);
-	np_ctl_put_u64(b, "secs", q->secs);
-	if (q->pid >= 0)
-		np_ctl_put_i64(b, "pid", q->pid);
-	if (q->cpu >= 0)
-		np_ctl_put_i64(b, "cpu", q->cpu);
-	if (q->comm[0])
-		np_ctl_put_str(b, "comm", q->comm);
+	np_ctl_put_window(b, "top", q->n, q->secs, q->pid, q->cpu, q->comm);
 	np_ctl_put_str(b, "sort", np_ctl_sort_name(q->sort));
 	np_ctl_end_line(b);
 }
@@ -371,32 +415,12 @@ int np_ctl_parse_top_request(const struct np_ctl_line *l,
 			     struct np_ctl_top_query *q,
 			     char *err, size_t errlen)
 {
-	int64_t n, secs, pid, cpu;
 	const char *s;
 
 	np_ctl_top_query_init(q);
-	n = q->n;
-	secs = q->secs;
-	pid = q->pid;
-	cpu = q->cpu;
-	if (np_ctl_get_range(l, "n", 1, NP_CTL_TOP_MAX, &n, err, errlen) ||
-	    np_ctl_get_range(l, "secs", 1, 86400, &secs, err, errlen) ||
-	    np_ctl_get_range(l, "pid", -1, INT32_MAX, &pid, err, errlen) ||
-	    np_ctl_get_range(l, "cpu", -1, 65535, &cpu, err, errlen))
+	if (np_ctl_parse_window(l, NP_CTL_TOP_MAX, &q->n, &q->secs, &q->pid,
+				&q->cpu, q->comm, err, errlen))
 		return -1;
-	q->n = (uint32_t)n;
-	q->secs = (uint32_t)secs;
-	q->pid = pid;
-	q->cpu = (int32_t)cpu;
-	s = np_ctl_get(l, "comm");
-	if (s) {
-		if (strlen(s) >= sizeof(q->comm)) {
-			np_ctl_seterr(err, errlen, "comm= longer than %d bytes",
-				      NMIPROF_COMM_LEN - 1);
-			return -1;
-		}
-		strcpy(q->comm, s);
-	}
 	s = np_ctl_get(l, "sort");
 	if (s) {
 		unsigned int i;
@@ -581,16 +605,7 @@ void np_ctl_stacks_query_init(struct np_ctl_stacks_query *q)
 void np_ctl_format_stacks_request(struct np_ctl_buf *b,
 				  const struct np_ctl_stacks_query *q)
 {
-	np_ctl_put_word(b, NP_CTL_PROTO);
-	np_ctl_put_word(b, "stacks");
-	np_ctl_put_u64(b, "n", q->n);
-	np_ctl_put_u64(b, "secs", q->secs);
-	if (q->pid >= 0)
-		np_ctl_put_i64(b, "pid", q->pid);
-	if (q->cpu >= 0)
-		np_ctl_put_i64(b, "cpu", q->cpu);
-	if (q->comm[0])
-		np_ctl_put_str(b, "comm", q->comm);
+	np_ctl_put_window(b, "stacks", q->n, q->secs, q->pid, q->cpu, q->comm);
 	np_ctl_end_line(b);
 }
 
@@ -598,33 +613,9 @@ int np_ctl_parse_stacks_request(const struct np_ctl_line *l,
 				struct np_ctl_stacks_query *q,
 				char *err, size_t errlen)
 {
-	int64_t n, secs, pid, cpu;
-	const char *s;
-
 	np_ctl_stacks_query_init(q);
-	n = q->n;
-	secs = q->secs;
-	pid = q->pid;
-	cpu = q->cpu;
-	if (np_ctl_get_range(l, "n", 1, NP_CTL_STACKS_MAX, &n, err, errlen) ||
-	    np_ctl_get_range(l, "secs", 1, 86400, &secs, err, errlen) ||
-	    np_ctl_get_range(l, "pid", -1, INT32_MAX, &pid, err, errlen) ||
-	    np_ctl_get_range(l, "cpu", -1, 65535, &cpu, err, errlen))
-		return -1;
-	q->n = (uint32_t)n;
-	q->secs = (uint32_t)secs;
-	q->pid = pid;
-	q->cpu = (int32_t)cpu;
-	s = np_ctl_get(l, "comm");
-	if (s) {
-		if (strlen(s) >= sizeof(q->comm)) {
-			np_ctl_seterr(err, errlen, "comm= longer than %d bytes",
-				      NMIPROF_COMM_LEN - 1);
-			return -1;
-		}
-		strcpy(q->comm, s);
-	}
-	return 0;
+	return np_ctl_parse_window(l, NP_CTL_STACKS_MAX, &q->n, &q->secs,
+				   &q->pid, &q->cpu, q->comm, err, errlen);
 }
 
 /* A string field cut to NP_CTL_STR_MAX bytes: a line must stay bounded. */
