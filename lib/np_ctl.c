@@ -979,6 +979,20 @@ int np_ctl_status(struct np_ctl_client *c, struct np_ctl_status *st,
 	return 0;
 }
 
+/* np_ctl_request of a formatted request, which it frees. */
+static int np_ctl_request_buf(struct np_ctl_client *c, struct np_ctl_buf *b,
+			      char *err, size_t errlen)
+{
+	int n = -1;
+
+	if (b->oom)
+		np_ctl_seterr(err, errlen, "out of memory");
+	else
+		n = np_ctl_request(c, b->data, b->len, err, errlen);
+	np_ctl_buf_free(b);
+	return n;
+}
+
 int np_ctl_top(struct np_ctl_client *c, const struct np_ctl_top_query *q,
 	       struct np_ctl_top *t, char *err, size_t errlen)
 {
@@ -988,13 +1002,7 @@ int np_ctl_top(struct np_ctl_client *c, const struct np_ctl_top_query *q,
 	memset(t, 0, sizeof(*t));
 	np_ctl_buf_init(&b);
 	np_ctl_format_top_request(&b, q);
-	if (b.oom) {
-		np_ctl_seterr(err, errlen, "out of memory");
-		np_ctl_buf_free(&b);
-		return -1;
-	}
-	n = np_ctl_request(c, b.data, b.len, err, errlen);
-	np_ctl_buf_free(&b);
+	n = np_ctl_request_buf(c, &b, err, errlen);
 	if (n < 0)
 		return -1;
 	if (n < 1) {
@@ -1040,13 +1048,7 @@ int np_ctl_stacks(struct np_ctl_client *c, const struct np_ctl_stacks_query *q,
 	memset(t, 0, sizeof(*t));
 	np_ctl_buf_init(&b);
 	np_ctl_format_stacks_request(&b, q);
-	if (b.oom) {
-		np_ctl_seterr(err, errlen, "out of memory");
-		np_ctl_buf_free(&b);
-		return -1;
-	}
-	n = np_ctl_request(c, b.data, b.len, err, errlen);
-	np_ctl_buf_free(&b);
+	n = np_ctl_request_buf(c, &b, err, errlen);
 	if (n < 0)
 		return strstr(err, "unknown command") ? -2 : -1;
 	if (n < 1) {
