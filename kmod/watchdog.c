@@ -502,8 +502,10 @@ static int np_wd_pm_notify(struct notifier_block *nb, unsigned long action,
 	case PM_POST_SUSPEND:
 	case PM_POST_HIBERNATION:
 	case PM_POST_RESTORE:
-		if (np_wd_suspended && np_wd_start())
-			pr_warn("watchdog not restarted after resume\n");
+		if (np_wd_suspended && np_wd_start()) {
+			np_wd_cfg.enabled = false;	/* as GET reports it */
+			pr_warn("watchdog not restarted after resume; it is off\n");
+		}
 		np_wd_suspended = false;
 		break;
 	}
@@ -600,8 +602,15 @@ long np_wd_ioctl(unsigned int cmd, void __user *arg)
 	np_wd_cfg.flags = u.flags;
 	cpumask_copy(&np_wd_cfg.cpus, cpus);
 	/* While suspended, the pm notifier starts it on resume. */
-	if (np_wd_cfg.enabled && !np_wd_suspended)
+	if (np_wd_cfg.enabled && !np_wd_suspended) {
 		ret = np_wd_start();
+		/* GET must not report a watchdog that is not running. */
+		if (ret) {
+			np_wd_cfg.enabled = false;
+			pr_warn("watchdog failed to start (%ld); it is off\n",
+				ret);
+		}
+	}
 	mutex_unlock(&np_wd_mutex);
 out:
 	free_cpumask_var(cpus);
