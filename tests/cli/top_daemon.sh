@@ -68,24 +68,11 @@ echo "ok   top --daemon --once: hot_a first with comm and pid, main's children"
 
 # The full screen against the daemon: call graph, frame toggle, comm filter.
 if command -v tmux >/dev/null; then
-	TSOCK=nmiprof-topd-test-$$
-	t() { tmux -L "$TSOCK" "$@"; }
-	screen() { t capture-pane -p -t top; }
-	wait_for() {
-		i=0
-		while [ $i -lt 75 ]; do
-			screen >"$WORK/screen.txt" 2>/dev/null
-			grep -Eq -- "$1" "$WORK/screen.txt" && return 0
-			sleep 0.2
-			i=$((i + 1))
-		done
-		echo "FAIL: waited for /$1/; screen was:"
-		cat "$WORK/screen.txt"
-		exit 1
-	}
-	keys() { t send-keys -t top "$@"; }
+	TMUX_SOCK=nmiprof-topd-test-$$
+	# shellcheck source=tests/cli/tmux_lib.sh
+	. "$(dirname "$0")/tmux_lib.sh"
 	cleanup() {
-		tmux -L "$TSOCK" kill-server 2>/dev/null
+		tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
 		kill "$HPID" 2>/dev/null
 		kill -TERM "$DPID" 2>/dev/null
 		wait "$HPID" "$DPID" 2>/dev/null

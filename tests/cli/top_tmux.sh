@@ -56,21 +56,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-t() { tmux -L "$SOCK" "$@"; }
-screen() { t capture-pane -p -t top; }
-# wait_for REGEX [SECONDS]: until the screen matches
-wait_for() {
-	i=0 limit=$(( ${2:-15} * 5 ))
-	while [ $i -lt $limit ]; do
-		screen >"$WORK/screen.txt" 2>/dev/null
-		grep -Eq -- "$1" "$WORK/screen.txt" && return 0
-		sleep 0.2
-		i=$((i + 1))
-	done
-	echo "FAIL: waited for /$1/; screen was:"
-	cat "$WORK/screen.txt"
-	exit 1
-}
+TMUX_SOCK=$SOCK
+# shellcheck source=tests/cli/tmux_lib.sh
+. "$(dirname "$0")/tmux_lib.sh"
 # wait_for_line N REGEX: until line N of the screen matches
 wait_for_line() {
 	i=0
@@ -84,7 +72,6 @@ wait_for_line() {
 	cat "$WORK/screen.txt"
 	exit 1
 }
-keys() { t send-keys -t top "$@"; }
 step() { echo "ok   $*"; }
 
 # The pane's shell reports top's exit status on screen.  (remain-on-exit
