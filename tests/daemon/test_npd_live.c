@@ -4,8 +4,9 @@
  * keys, ordering and truncation of top queries, lost counts, recycling
  * of old seconds, and the (pid, address) symbol cache with its per-pid
  * invalidation; the stacks query (whole stacks per pid, comm and cpu,
- * bounded with a remainder), the stack table's rebuild, and the stacks
- * reply through the wire codec and client.  A fake symbolizer names addresses and counts calls.
+ * bounded with a remainder), the stack table's rebuild, the stacks
+ * reply through the wire codec and client, and that reply as top's view
+ * (rows per pid and comm, children, callers and callees).  A fake symbolizer names addresses and counts calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "live.h"
+#include "topview_ctl.h"
 
 static int failures;
 
@@ -466,6 +468,71 @@ static void test_stacks(void)
 	npd_live_free(l);
 }
 
+static const struct tv_row *find_row(struct topview *tv, uint32_t pid,
+				     const char *comm, const char *sym)
+{
+	for (size_t i = 0; i < topview_nr_rows(tv); i++) {
+		const struct tv_row *r = topview_row(tv, i);
+
+		if (r->pid == pid && !strcmp(r->comm, comm) && !strcmp(r->sym, sym))
+			return r;
+	}
+	return NULL;
+}
+
+/* The stacks reply through the client into top's model, as top --daemon. */
+static void test_stacks_view(void)
+{
+	struct npd_live *l = npd_live_new(10, fake_symbolize, NULL);
+	struct topview *tv = topview_new();
+	const struct tv_row *r;
+	struct np_ctl_stacks t, c;
+	struct tv_edge e[4];
+	char err[200];
+
+	feed_stacks(l, 10);
+	t = stacks(l, 10, 5, -1, -1, NULL, 100);
+	CHECK(roundtrip(&t, NULL, &c, err, sizeof(err)) == 0);
+	CHECK(tv && topview_load_stacks(tv, &c) == 0);
+	topview_sort(tv, TV_SORT_SELF);
+	CHECK(topview_total(tv) == 11);
+	/* rows carry pid and comm; the leaf is the top row */
+	r = topview_row(tv, 0);
+	CHECK(r && r->pid == 1 && !strcmp(r->comm, "alpha") && !strcmp(r->sym, "u1_10") &&
+	      r->self == 6 && r->children == 6 && !r->kernel);
+	r = find_row(tv, 2, "beta", "u2_40");
+	CHECK(r && r->self == 2 && !strcmp(r->dso, "/bin/p2"));
+	r = find_row(tv, 1, "alpha", "k_5");
+	CHECK(r && r->self == 3 && r->kernel);
+	/* children from whole stacks: u1_30 is on 9 of alpha's stacks */
+	r = find_row(tv, 1, "alpha", "u1_30");
+	CHECK(r && r->self == 0 && r->children == 9);
+	/* the call graph: u1_20's callers and callees */
+	r = find_row(tv, 1, "alpha", "u1_20");
+	CHECK(r && r->children == 9);
+	if (r) {
+		size_t n = topview_callers(tv, r, e, 4);
+
+		CHECK(n == 1 && !strcmp(e[0].row->sym, "u1_30") && e[0].weight == 9);
+		n = topview_callees(tv, r, e, 4);
+		CHECK(n == 2 && !strcmp(e[0].row->sym, "u1_10") && e[0].weight == 6 &&
+		      !strcmp(e[1].row->sym, "k_6") && e[1].weight == 3);
+	}
+	np_ctl_stacks_free(&c);
+	np_ctl_stacks_free(&t);
+
+	/* Bounded reply: the remainder is one row, so shares stay shares. */
+	t = stacks(l, 10, 5, -1, -1, NULL, 1);
+	CHECK(topview_load_stacks(tv, &t) == 0);
+	topview_sort(tv, TV_SORT_SELF);
+	CHECK(topview_total(tv) == 11);
+	r = find_row(tv, 0, "[other]", "[other stacks]");
+	CHECK(r && r->self == 5);
+	np_ctl_stacks_free(&t);
+	topview_free(tv);
+	npd_live_free(l);
+}
+
 int main(void)
 {
 	test_window_and_filters();
@@ -474,6 +541,7 @@ int main(void)
 	test_many_keys();
 	test_memory_budget();
 	test_stacks();
+	test_stacks_view();
 	if (failures) {
 		fprintf(stderr, "test_npd_live: %d check(s) failed\n", failures);
 		return 1;

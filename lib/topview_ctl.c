@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A daemon's stacks reply into a topview (see topview_ctl.h). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "topview_ctl.h"
+
+int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
+{
+	static const struct np_frame other = {
+		.dso = "[other]", .sym = "[other stacks]", .kernel = 0,
+	};
+	struct np_frame *fr = NULL;
+	uint32_t cap = 0;
+	int ret = 0;
+
+	topview_zero(tv);
+	for (uint32_t i = 0; i < t->nr && !ret; i++) {
+		const struct np_ctl_stack *s = &t->s[i];
+		struct tv_sample ts = {
+			.cpu = (uint32_t)s->cpu, .pid = (uint32_t)s->pid,
+			.comm = s->comm, .nr_frames = s->nr,
+			.weight = (double)s->samples,
+		};
+
+		if (!s->nr)
+			continue;	/* no frame at all: nothing to show */
+		if (s->nr > cap) {
+			struct np_frame *n = realloc(fr, s->nr * sizeof(*n));
+
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			fr = n;
+			cap = s->nr;
+		}
+		for (uint32_t k = 0; k < s->nr; k++) {
+			const struct np_ctl_frame *f = &t->f[s->frames[k]];
+
+			fr[k] = (struct np_frame){
+				.dso = f->dso,
+				/* an unnamed address is "[unknown]", as in-process */
+				.sym = f->sym ? f->sym : "[unknown]",
+				.kernel = f->kernel,
+			};
+		}
+		ts.frames = fr;
+		ret = topview_add(tv, &ts);
+	}
+	free(fr);
+	if (!ret && t->other) {
+		struct tv_sample ts = {
+			.comm = "[other]", .frames = &other, .nr_frames = 1,
+			.weight = (double)t->other,
+		};
+
+		ret = topview_add(tv, &ts);
+	}
+	return ret;
+}
