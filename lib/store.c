@@ -41,10 +41,17 @@
  */
 #define EPOCH_MAX_SEGS	60
 #define EPOCH_MAX_BYTES	(16ULL << 20)
-/* The mirror is a second stack table beside the aggregator's: past this
- * the epoch ends right after the write and the mirror is freed, so with
- * 10^5 distinct stacks (bench_store_rss) the writer holds no more than a
- * version-3 writer did, at the price of one epoch per segment. */
+/*
+ * The writer's mirror of the dictionary is a second stack table beside
+ * the aggregator's, so it is kept small: an epoch holds at most
+ * EPOCH_MAX_NODES trie nodes (~6 MiB of mirror), and ends right after a
+ * write that took the mirror past EPOCH_MAX_MEM.  A slice that alone
+ * uses more nodes (10^5 distinct deep stacks a minute, bench_store_rss)
+ * is written as a self-contained version-3 segment without any mirror:
+ * a dictionary would not be shared enough to pay for it, and the
+ * writer's peak memory stays what it was before version 4.
+ */
+#define EPOCH_MAX_NODES	(1U << 20)
 #define EPOCH_MAX_MEM	(8ULL << 20)
 
 struct idx_hdr {
@@ -679,13 +686,24 @@ static int epoch_full(const struct np_store *s, uint64_t start_ns)
  */
 static int encode_in_epoch(struct np_store *s, const struct np_agg *a,
 			   uint64_t start_ns, uint64_t end_ns, void **seg,
-			   size_t *len, char *err, size_t errlen)
+			   size_t *len, uint64_t *epoch, char *err, size_t errlen)
 {
+	uint32_t nodes = np_slice_nodes(a);
 	size_t clen;
 	void *chunk;
 	int ret;
 
-	if (epoch_full(s, start_ns)) {
+	if (nodes > EPOCH_MAX_NODES) {
+		ret = np_seg_encode(a, start_ns, end_ns, s->o.level, seg, len);
+		if (ret)
+			snprintf(err, errlen, "encoding segment: %s",
+				 strerror(-ret));
+		*epoch = 0;
+		return ret;
+	}
+	if (epoch_full(s, start_ns) ||
+	    (s->ep.tab && np_stacktab_nr_nodes(s->ep.tab) + (uint64_t)nodes >
+			   EPOCH_MAX_NODES)) {
 		ret = epoch_open(s, start_ns);
 		if (ret) {
 			snprintf(err, errlen, "%s: new dictionary: %s", s->pdir,
@@ -717,6 +735,7 @@ static int encode_in_epoch(struct np_store *s, const struct np_agg *a,
 		dict_find(s, s->ep.id)->size = s->ep.len;
 		free(chunk);
 	}
+	*epoch = s->ep.id;
 	return 0;
 }
 
@@ -729,7 +748,8 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 	void *seg;
 	int ret;
 
-	ret = encode_in_epoch(s, a, start_ns, end_ns, &seg, &len, err, errlen);
+	ret = encode_in_epoch(s, a, start_ns, end_ns, &seg, &len, &e.epoch,
+			      err, errlen);
 	if (ret)
 		return ret;
 	/* The name is the start time; a clock stepped back could repeat
@@ -759,10 +779,11 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 	e.end_ns = end_ns;
 	e.samples = np_agg_samples(a);
 	e.size = len;
-	e.epoch = s->ep.id;
-	s->ep.segs++;
-	s->ep_last_start = start_ns;
-	if (np_stacktab_mem(s->ep.tab) >= EPOCH_MAX_MEM) {
+	if (e.epoch) {
+		s->ep.segs++;
+		s->ep_last_start = start_ns;
+	}
+	if (s->ep.tab && np_stacktab_mem(s->ep.tab) >= EPOCH_MAX_MEM) {
 		np_epoch_reset(&s->ep);
 		malloc_trim(0);
 	}

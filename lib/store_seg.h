@@ -129,6 +129,8 @@ int np_epoch_encode(struct np_epoch *ep, const struct np_agg *a,
 		    uint64_t start_ns, uint64_t end_ns, int level,
 		    void **chunk, size_t *chunklen, void **seg, size_t *seglen);
 void np_epoch_commit(struct np_epoch *ep, const void *chunk, size_t chunklen);
+/* Distinct stack nodes a's entries use (UINT32_MAX: out of memory). */
+uint32_t np_slice_nodes(const struct np_agg *a);
 /* Close the file and drop the tables. */
 void np_epoch_reset(struct np_epoch *ep);
 
