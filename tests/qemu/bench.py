@@ -78,6 +78,7 @@ class Scenario:
         self.allow = []
         self.kmod = "required"
         self.nmi_rate, self.nmi_duration = 0.0, 0.0
+        self.icount = None  # @icount SHIFT, see qemu_cmd()
         with open(self.path) as f:
             for n, line in enumerate(f, 1):
                 m = re.match(r"#\s*@([a-z-]+)\s*(.*?)\s*$", line)
@@ -114,6 +115,10 @@ class Scenario:
                 self.kmod = val
             elif key == "label":
                 pass  # ctest label, read by qemu.cmake
+            elif key == "icount":
+                self.icount = int(val)
+                if not 0 <= self.icount <= 10:
+                    raise ValueError(val)
             elif key == "nmi":
                 rate, duration = val.split()
                 self.nmi_rate, self.nmi_duration = float(rate), float(duration)
@@ -311,9 +316,9 @@ def build_initramfs(scn, kver, build_dir, out_path):
 # ---------------------------------------------------------------- QEMU
 
 def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results,
-             qmp_sock=None, ctl_sock=None):
+             qmp_sock=None, ctl_sock=None, icount=None):
     """ttyS0 console, ttyS1 results (guest to host), ttyS2 control (host to
-    guest: the end of an NMI injection)."""
+    guest: the end of an NMI injection).  icount=SHIFT: see below."""
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
            "-no-reboot", "-m", "%dM" % mem, "-smp", str(smp),
            "-kernel", vmlinuz, "-initrd", initrd, "-append", append,
@@ -325,6 +330,14 @@ def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results,
         cmd += ["-qmp", "unix:%s,server=on,wait=off" % qmp_sock]
     if accel == "kvm":
         cmd += ["-accel", "kvm"]
+    elif icount is not None:
+        # Benchmarks: guest time counts instructions (2^SHIFT ns each), so
+        # a busy shared host slows the run down without changing what the
+        # guest measures.  sleep=off: an idle guest jumps to its next timer
+        # instead of waiting in real time.  icount needs the single-threaded
+        # TCG, which runs the vCPUs in turn on one host thread.
+        cmd += ["-accel", "tcg,thread=single", "-cpu", "max",
+                "-icount", "shift=%d,sleep=off" % icount]
     else:
         # MTTCG (one host thread per vCPU) keeps the vCPUs truly concurrent,
         # which NMI code wants to be tested under. "-cpu max" rather than
@@ -469,7 +482,10 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     shutil.rmtree(rundir, ignore_errors=True)
     os.makedirs(rundir)
     vmlinuz = kernels_sh("vmlinuz", kver)
-    accel, why = accel_verdict(kver, workdir)
+    if scn.icount is not None:
+        accel, why = "tcg", "@icount %d: TCG, one thread, instruction-counted time" % scn.icount
+    else:
+        accel, why = accel_verdict(kver, workdir)
 
     t0 = time.monotonic()
     initrd = os.path.join(rundir, "initramfs.cpio")
@@ -483,12 +499,13 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     ctl_sock = os.path.join(qmpdir, "ctl.sock")
     append = " ".join(["console=ttyS0", "panic=-1"] + scn.cmdline)
     cmd = qemu_cmd(vmlinuz, initrd, accel, scn.smp, scn.mem, append,
-                   console, results_raw, qmp_sock, ctl_sock)
+                   console, results_raw, qmp_sock, ctl_sock, scn.icount)
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
 
     print("bench: %s on %s: %s (%s), smp %d, initramfs %.1f MiB built in %.2f s" % (
         scn.name, kver, accel, why, scn.smp, size / 2**20, t_initrd), flush=True)
+    load_start = open("/proc/loadavg").read().split()[:3]
     g = Guest(cmd, console)
     t_init = t_done = None
     injector = None
@@ -574,10 +591,13 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
 
     summary = {
         "scenario": scn.name, "kernel": kver, "accel": accel, "accel_reason": why,
-        "smp": scn.smp, "initramfs_bytes": size, "initramfs_build_s": round(t_initrd, 3),
+        "smp": scn.smp, "icount_shift": scn.icount,
+        "initramfs_bytes": size, "initramfs_build_s": round(t_initrd, 3),
         "boot_to_init_s": round(t_init, 3) if t_init is not None else None,
         "scenario_end_s": round(t_done, 3) if t_done is not None else None,
         "qemu_total_s": round(t_total, 3),
+        "host_loadavg": " ".join(load_start),
+        "host_loadavg_end": " ".join(open("/proc/loadavg").read().split()[:3]),
         "nmi_sent": injector.sent if injector else 0,
         "nmi_elapsed_s": round(injector.elapsed, 3) if injector else 0,
         "nmi_error": injector.error if injector else None,
