@@ -716,6 +716,7 @@ static int np_ctl_parse_stack(const struct np_ctl_line *l, struct np_ctl_stack *
 			      uint32_t nr_frames)
 {
 	const char *p = np_ctl_get(l, "frames");
+	uint32_t n = 1;
 	int64_t cpu;
 
 	if (l->nwords != 1 || strcmp(l->words[0], "stack") || !p ||
@@ -724,17 +725,24 @@ static int np_ctl_parse_stack(const struct np_ctl_line *l, struct np_ctl_stack *
 		return -1;
 	st->cpu = (int32_t)cpu;
 	np_ctl_copy(st->comm, sizeof(st->comm), np_ctl_get(l, "comm"));
-	st->frames = calloc(NP_CTL_STACK_DEPTH, sizeof(*st->frames));
+	/* one index per comma, and one more */
+	for (const char *q = p; *q; q++)
+		n += *q == ',';
+	if (n > NP_CTL_STACK_DEPTH)
+		return -1;
+	st->frames = calloc(n, sizeof(*st->frames));
 	if (!st->frames)
 		return -1;
 	while (*p) {
 		char *end;
 		unsigned long v;
 
+		if (*p < '0' || *p > '9')
+			return -1;	/* strtoul would take " +3" */
 		errno = 0;
 		v = strtoul(p, &end, 10);
-		if (errno || end == p || *p == '-' || v >= nr_frames ||
-		    st->nr == NP_CTL_STACK_DEPTH || (*end && *end != ','))
+		if (errno || v >= nr_frames || st->nr == n ||
+		    (*end && (*end != ',' || !end[1])))
 			return -1;
 		st->frames[st->nr++] = (uint32_t)v;
 		p = *end ? end + 1 : end;

@@ -465,6 +465,20 @@ static void test_stacks(void)
 			"stack samples=1 pid=1 cpu=0 comm=a frames=0,1\n",
 			&r, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "malformed stacks reply line 3") != NULL);
+	/* a trailing comma, a signed index, a frame count that lies */
+	CHECK(roundtrip(NULL, "NMIPROF/1 OK 3\nsecs=1 matched=1 samples=1 lost=0 frames=1 "
+			"stacks=1 other=0 other_stacks=0\nframe kernel=0 dso=x\n"
+			"stack samples=1 pid=1 cpu=0 comm=a frames=0,\n",
+			&r, err, sizeof(err)) == -1);
+	CHECK(roundtrip(NULL, "NMIPROF/1 OK 3\nsecs=1 matched=1 samples=1 lost=0 frames=1 "
+			"stacks=1 other=0 other_stacks=0\nframe kernel=0 dso=x\n"
+			"stack samples=1 pid=1 cpu=0 comm=a frames=+0\n",
+			&r, err, sizeof(err)) == -1);
+	CHECK(roundtrip(NULL, "NMIPROF/1 OK 3\nsecs=1 matched=1 samples=1 lost=0 frames=2 "
+			"stacks=1 other=0 other_stacks=0\nframe kernel=0 dso=x\n"
+			"stack samples=1 pid=1 cpu=0 comm=a frames=0\n",
+			&r, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "malformed stacks summary") != NULL);
 	npd_live_free(l);
 }
 
