@@ -14,6 +14,8 @@
 #   pprof_reader.sh NMIPROF SRCDIR WORKDIR TOOLDIR
 # The reader is built once into TOOLDIR (about 15 s); exits 77 (skip)
 # when Go or the pprof sources are not installed (scripts/setup-deps.sh).
+# "A && B || fail" is meant: fail when either A or B fails.
+# shellcheck disable=SC2015
 set -u
 NMIPROF=$1 SRC=$2 WORK=$3 TOOLS=$4
 export TZ=UTC LC_ALL=C
@@ -30,7 +32,7 @@ if [ ! -x "$PPROF" ]; then
 	PPROF=$TOOLS/pprof
 	start=$(date +%s)
 	# GOPATH mode over Debian's packaged sources: no network, no modules.
-	GO111MODULE=off GOPATH=$GOSRC GOCACHE=$TOOLS/gocache GOFLAGS= \
+	GO111MODULE=off GOPATH=$GOSRC GOCACHE=$TOOLS/gocache GOFLAGS='' \
 		go build -o "$PPROF.tmp" github.com/google/pprof >"$TOOLS/build.log" 2>&1 ||
 		{ echo "FAIL: building pprof:"; cat "$TOOLS/build.log"; exit 1; }
 	mv "$PPROF.tmp" "$PPROF"
@@ -38,7 +40,7 @@ if [ ! -x "$PPROF" ]; then
 fi
 mkdir -p "$WORK"
 # pprof wants a writable home for its settings; keep it in WORK
-export HOME=$WORK PPROF_TMPDIR=$WORK
+export HOME="$WORK" PPROF_TMPDIR="$WORK"
 
 (cd "$SRC" && "$NMIPROF" export -i fixture.nmp --format pprof --freq 100 \
 	-o "$WORK/fixture.pb" && "$NMIPROF" report -i fixture.nmp >"$WORK/report.txt") ||
