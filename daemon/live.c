@@ -236,7 +236,7 @@ void npd_live_invalidate(struct npd_live *l, uint32_t pid)
 	(*npd_live_pidgen(l, pid))++;
 }
 
-/* The interned innermost frame of (pid, ip), NP_ID_NONE on ENOMEM. */
+/* The interned frame (function) of (pid, ip), NP_ID_NONE on ENOMEM. */
 static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
 			       int kernel)
 {
