@@ -3,7 +3,8 @@
  * Per-process address spaces for the symbolizer.  Built from MMAP2
  * events, or from /proc/PID/maps for processes that existed before we
  * started; inherited on fork, emptied on exec, and kept after exit so
- * that samples drained after a short-lived process ended still resolve.
+ * that samples drained after a short-lived process ended still resolve
+ * (for a while: see np_procs_prune's caller).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -169,6 +170,38 @@ void np_proc_load(struct np_procs *p, struct np_proc *pr)
 	fclose(f);
 }
 
+static void proc_free(struct np_proc *pr)
+{
+	np_proc_clear(pr);
+	if (pr->jit) {
+		np_perfmap_free(pr->jit);
+		free(pr->jit);
+	}
+	free(pr);
+}
+
+unsigned int np_procs_prune(struct np_procs *p, uint64_t before_ns)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < NP_PROC_BUCKETS; i++) {
+		struct np_proc **pp = &p->b[i];
+
+		while (*pp) {
+			struct np_proc *pr = *pp;
+
+			if (pr->exited && pr->exit_ns < before_ns) {
+				*pp = pr->next;
+				proc_free(pr);
+				n++;
+			} else {
+				pp = &pr->next;
+			}
+		}
+	}
+	return n;
+}
+
 void np_procs_free(struct np_procs *p)
 {
 	for (int i = 0; i < NP_PROC_BUCKETS; i++) {
@@ -176,12 +209,7 @@ void np_procs_free(struct np_procs *p)
 			struct np_proc *pr = p->b[i];
 
 			p->b[i] = pr->next;
-			np_proc_clear(pr);
-			if (pr->jit) {
-				np_perfmap_free(pr->jit);
-				free(pr->jit);
-			}
-			free(pr);
+			proc_free(pr);
 		}
 	}
 }

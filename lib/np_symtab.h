@@ -128,6 +128,7 @@ struct np_proc {
 	uint32_t pid;
 	int loaded;		/* /proc/PID/maps read, or exec seen */
 	int exited;		/* EXIT seen: a FORK of this pid is a new process */
+	uint64_t exit_ns;	/* the EXIT's time (CLOCK_MONOTONIC) */
 	struct np_map *maps;
 	size_t nr, cap;
 	struct np_perfmap *jit;
@@ -139,6 +140,7 @@ struct np_procs {
 	struct np_dso_cache *dsos;
 	struct np_arena *arena;
 	const char *proc_root;	/* "/proc" */
+	uint64_t pruned_ns;	/* event time of the last np_procs_prune */
 };
 struct np_proc *np_procs_get(struct np_procs *p, uint32_t pid, int create);
 /* Read /proc/PID/maps once (executable mappings only). */
@@ -150,5 +152,7 @@ void np_proc_clear(struct np_proc *pr);
 int np_proc_copy(struct np_proc *dst, const struct np_proc *src);
 const struct np_map *np_proc_find(const struct np_proc *pr, uint64_t addr);
 void np_procs_free(struct np_procs *p);
+/* Forget the processes that exited before before_ns; returns how many. */
+unsigned int np_procs_prune(struct np_procs *p, uint64_t before_ns);
 
 #endif /* NP_SYMTAB_H */

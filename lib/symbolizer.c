@@ -13,6 +13,16 @@
 #include "np_symbols.h"
 #include "np_symtab.h"
 
+/*
+ * An exited process's maps are kept this long after its EXIT.  Its
+ * samples precede the EXIT in the time-ordered stream, but the drain
+ * works in batches; 10 s is far beyond that, and bounds what a machine
+ * that starts many short processes costs: fork rate x 10 s processes
+ * instead of every process since the daemon started (and bucket chains
+ * that grow with them).
+ */
+#define NP_EXITED_KEEP_NS	(10ULL * 1000000000ULL)
+
 struct np_symbolizer {
 	struct np_arena arena;
 	struct np_symtab ksyms;
@@ -180,8 +190,16 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 	case NP_EV_EXIT:
 		/* keep the maps, samples may still be queued */
 		if (ev->task.pid == ev->task.tid &&
-		    (pr = np_procs_get(&s->procs, ev->task.pid, 0)))
+		    (pr = np_procs_get(&s->procs, ev->task.pid, 0))) {
 			pr->exited = 1;
+			pr->exit_ns = ev->task.time_ns;
+		}
+		/* at most once a second of event time: forget the long gone */
+		if (ev->task.time_ns >= s->procs.pruned_ns + 1000000000ULL &&
+		    ev->task.time_ns > NP_EXITED_KEEP_NS) {
+			np_procs_prune(&s->procs, ev->task.time_ns - NP_EXITED_KEEP_NS);
+			s->procs.pruned_ns = ev->task.time_ns;
+		}
 		break;
 	default:
 		break;

@@ -331,6 +331,19 @@ int main(void)
 	ev.type = NP_EV_FORK;
 	np_symbolizer_event(s, &ev);
 	expect_all(s, fake_child, &a, "/prog", "pid-reuse-fork");
+	/* an exited process resolves for 10 s of event time, then is forgotten */
+	ev.type = NP_EV_EXIT;
+	ev.task.time_ns = 5000000000ULL;
+	np_symbolizer_event(s, &ev);
+	expect_all(s, fake_child, &a, "/prog", "exited");
+	ev.task.pid = ev.task.tid = fake + 99;	/* another exit, 9 s later */
+	ev.task.time_ns = 14000000000ULL;
+	np_symbolizer_event(s, &ev);
+	expect_all(s, fake_child, &a, "/prog", "exited-9s");
+	ev.task.time_ns = 16000000000ULL;	/* 11 s after */
+	np_symbolizer_event(s, &ev);
+	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "exited-11s");
+	expect_all(s, fake, &a, "/prog", "parent-kept");
 	/* 5. binary replaced (new inode) and process exited after being seen */
 	if (sh("cp %s %s.new && mv %s.new %s", sbin, bin, bin, bin) == 0) {
 		stop(&a);
