@@ -632,6 +632,53 @@ static void test_dict(void)
 	CHECK(nr_dicts(dir) == 3);
 }
 
+/*
+ * A crash in the middle of a dictionary append (kill -9 between write and
+ * fdatasync, or a full disk) leaves a torn chunk at the end of the file;
+ * no segment needs it, so nothing is lost or reported, and the next
+ * writer starts a new epoch instead of appending after it.
+ */
+static void test_torn_dict(void)
+{
+	const char *dir = tdir("torn");
+	uint32_t all[] = { 0, 1, 2, 3 };
+	struct np_read_stats st;
+	struct warns w = { 0 };
+	char *got, *exp, *chunk;
+	long long c1, end;
+	struct np_store *s = open_store(dir, 0, 0, &w);
+	int fd;
+
+	if (!s)
+		return;
+	write_slices(s, 0, 2, 2000, 300);
+	np_store_close(s);
+	/* half of chunk 1 again, as a torn append */
+	c1 = chunk_off(dict_path(dir, 0), 1);
+	end = file_bytes(dict_path(dir, 0));
+	CHECK(c1 > 0 && end > c1);
+	chunk = malloc(end - c1);
+	fd = open(dict_path(dir, 0), O_RDWR | O_APPEND);
+	CHECK(fd >= 0 && pread(fd, chunk, end - c1, c1) == end - c1);
+	CHECK(write(fd, chunk, (end - c1) / 2) == (end - c1) / 2);
+	close(fd);
+	free(chunk);
+	s = open_store(dir, 0, 0, &w);
+	CHECK(s != NULL);
+	if (s) {
+		write_slices(s, 2, 4, 2000, 300);
+		np_store_close(s);
+	}
+	CHECK(nr_dicts(dir) == 2);
+	CHECK(file_bytes(dict_path(dir, 0)) == end + (end - c1) / 2);
+	got = read_store(dir, 0, 0, &w, &st);
+	exp = expect(all, 4, 2000, 300);
+	CHECK(!strcmp(got, exp) && st.segments == 4 && st.skipped == 0);
+	CHECK(w.n == 0);
+	free(got);
+	free(exp);
+}
+
 /* Retention across many epochs: whatever remains reads completely, and
  * every dictionary left is needed by a segment left. */
 static void test_retention_epochs(void)
@@ -996,6 +1043,7 @@ int main(void)
 	test_versions();
 	test_retention();
 	test_dict();
+	test_torn_dict();
 	test_retention_epochs();
 	test_old_store();
 	test_crash();
