@@ -24,7 +24,7 @@
 # @label bench
 # @smp 2
 # @icount 0
-# @timeout 1500
+# @timeout 900
 # @modules nmiprof_deepstack
 # @progs tests/progs/deep tests/progs/nmiprof_ringcheck perf
 # @files tests/bench/kmod_cost.sh:/bench/kmod_cost.sh
