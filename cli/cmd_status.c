@@ -179,16 +179,21 @@ static void store_status(const char *dir)
 {
 	struct seg_count c = { 0 };
 	unsigned damaged = 0;
+	uint64_t dict_bytes, dicts;
 	char err[512], t0[32], t1[32];
 
 	if (np_store_list(dir, count_seg, &c, quiet, &damaged, err, sizeof(err))) {
 		printf("store:    %s\n", err);
 		return;
 	}
+	if (np_store_dict_bytes(dir, &dict_bytes, &dicts))
+		dict_bytes = dicts = 0;
 	cli_format_time(c.first, t0, sizeof(t0));
 	cli_format_time(c.last, t1, sizeof(t1));
-	printf("store:    %s: %llu segment(s), %llu bytes, %s .. %s%s\n", dir,
-	       (unsigned long long)c.n, (unsigned long long)c.bytes, t0, t1,
+	printf("store:    %s: %llu segment(s), %llu dictionar%s, %llu bytes, %s .. %s%s\n",
+	       dir, (unsigned long long)c.n, (unsigned long long)dicts,
+	       dicts == 1 ? "y" : "ies",
+	       (unsigned long long)(c.bytes + dict_bytes), t0, t1,
 	       damaged ? " (some damaged)" : "");
 }
 

@@ -832,6 +832,36 @@ int np_store_list(const char *dir, np_seg_fn fn, void *arg, np_warn_fn warn,
 	return ret;
 }
 
+/*
+ * Bytes of a store's stack dictionaries: segments of format v4 need them,
+ * so they count toward the disk use a reader reports.
+ */
+int np_store_dict_bytes(const char *dir, uint64_t *bytes, uint64_t *files)
+{
+	char pdir[4200], path[4300];
+	struct dirent *d;
+	struct stat st;
+	uint64_t epoch;
+	DIR *dp;
+
+	*bytes = *files = 0;
+	snprintf(pdir, sizeof(pdir), "%s/profile", dir);
+	dp = opendir(pdir);
+	if (!dp)
+		return -errno;
+	while ((d = readdir(dp))) {
+		if (dict_name(d->d_name, &epoch))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pdir, d->d_name);
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		*bytes += st.st_size;
+		(*files)++;
+	}
+	closedir(dp);
+	return 0;
+}
+
 int np_store_read(const char *dir, const struct np_read_opts *o,
 		  struct np_agg *a, struct np_read_stats *st,
 		  char *err, size_t errlen)

@@ -96,6 +96,8 @@ typedef int (*np_seg_fn)(const char *name, const struct np_seg_info *info,
 			 void *arg);
 int np_store_list(const char *dir, np_seg_fn fn, void *arg, np_warn_fn warn,
 		  void *warn_arg, char *err, size_t errlen);
+/* Total size and number of the stack dictionary files (format v4). */
+int np_store_dict_bytes(const char *dir, uint64_t *bytes, uint64_t *files);
 
 /* One merged tuple; frames innermost first, valid during the callback. */
 struct np_prof_sample {

@@ -126,4 +126,16 @@ grep -q "^daemon:   nmiprofd .* pid $DPID," "$WORK/status.txt" ||
 	{ echo "FAIL: status does not show the daemon:"; cat "$WORK/status.txt"; exit 1; }
 echo "ok   top --daemon and status through the control socket"
 cleanup
+
+# SIGTERM flushed the slice: offline status must count every store file,
+# the stack dictionaries of format v4 as well as the segments.
+"$NMIPROF" status --socket "$WORK/none.sock" --store "$WORK/store" \
+	>"$WORK/status-offline.txt" 2>&1
+on_disk=$(find "$WORK/store/profile" -type f \( -name 'seg-*.nps' -o -name 'dict-*.npd' \) \
+	-printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+grep -Eq "^store: .*[0-9]+ segment\(s\), [0-9]+ dictionar(y|ies), $on_disk bytes" \
+	"$WORK/status-offline.txt" ||
+	{ echo "FAIL: offline status does not report the $on_disk bytes on disk:"
+	  cat "$WORK/status-offline.txt"; ls -l "$WORK/store/profile"; exit 1; }
+echo "ok   offline status counts segments and dictionaries ($on_disk bytes)"
 rm -rf "$WORK"	# kept only when a check failed
