@@ -20,8 +20,28 @@ struct raw_ent {
 	uint32_t ent;
 };
 
+/*
+ * Frame memo: (pid, comm, address) -> frame id, direct mapped.  Distinct
+ * raw stacks share most of their addresses (callers, the syscall path),
+ * so a new raw stack mostly costs memo hits instead of a symbolizer call
+ * plus interning two strings and a frame.  Dropped at every reset, like
+ * the raw cache, so it is exactly as stale as that one: a process that
+ * remaps under the same pid and comm within a slice keeps its names
+ * until the slice ends.  Kernel addresses are keyed with pid 0 and comm
+ * hash 0: they mean the same in every process.
+ */
+#define FRAME_MEMO_BITS	12	/* 4096 entries, 96 KiB */
+
+struct frame_memo {
+	uint64_t addr;
+	uint32_t pid, commh;
+	uint32_t frame;		/* NP_ID_NONE: empty */
+	uint32_t kernel;
+};
+
 struct np_agg {
 	struct np_agg_opts opts;
+	struct frame_memo memo[1U << FRAME_MEMO_BITS];
 	struct np_stacktab *st;
 	struct raw_ent *raw;
 	uint32_t raw_mask, raw_used;	/* raw == NULL: size 0 */
@@ -39,7 +59,9 @@ void np_agg_opts_init(struct np_agg_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->by_cpu = 1;
-	o->stacktab_cap = 24 << 20;
+	/* A slice's own stacks may take more; this bounds what stacks of
+	 * past slices keep (each clear keeps the arrays' capacity). */
+	o->stacktab_cap = 8 << 20;
 }
 
 struct np_agg *np_agg_new(const struct np_agg_opts *o)
@@ -52,6 +74,7 @@ struct np_agg *np_agg_new(const struct np_agg_opts *o)
 		a->opts = *o;
 	else
 		np_agg_opts_init(&a->opts);
+	memset(a->memo, 0xff, sizeof(a->memo));	/* frame NP_ID_NONE: empty */
 	a->st = np_stacktab_new();
 	if (!a->st) {
 		free(a);
@@ -250,8 +273,8 @@ static int raw_grow(struct np_agg *a)
 	return 0;
 }
 
-static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint64_t addr,
-			  int kernel)
+static uint32_t sym_frame_slow(struct np_agg *a, uint32_t pid, uint64_t addr,
+			       int kernel)
 {
 	struct np_sym sym = {
 		.dso = kernel ? "[kernel.kallsyms]" : "[unknown]",
@@ -267,6 +290,31 @@ static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint64_t addr,
 	return np_stacktab_frame(a->st, &sym);
 }
 
+static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint32_t commh,
+			  uint64_t addr, int kernel)
+{
+	uint32_t kpid = kernel ? 0 : pid, f;
+	struct frame_memo *m;
+	uint64_t h;
+
+	if (kernel)
+		commh = 0;
+	h = np_mum(addr ^ NP_HK0, ((uint64_t)kpid << 32 | commh) ^ NP_HK1);
+	m = &a->memo[h >> (64 - FRAME_MEMO_BITS)];
+	if (m->frame != NP_ID_NONE && m->addr == addr && m->pid == kpid &&
+	    m->commh == commh && m->kernel == (uint32_t)kernel)
+		return m->frame;
+	f = sym_frame_slow(a, pid, addr, kernel);
+	if (f != NP_ID_NONE) {
+		m->addr = addr;
+		m->pid = kpid;
+		m->commh = commh;
+		m->kernel = (uint32_t)kernel;
+		m->frame = f;
+	}
+	return f;
+}
+
 /* First sight of a raw stack in this slice: symbolize, outermost first. */
 static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 		       struct raw_ent *r)
@@ -275,24 +323,25 @@ static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 	uint32_t node = NP_STACK_EMPTY, f;
 
 	uint32_t comm = np_stacktab_str(a->st, s->comm, clen);
+	uint32_t commh = (uint32_t)np_hash_bytes(s->comm, clen, 0);
 
 	if (comm == NP_ID_NONE)
 		return -1;
 	for (unsigned int i = s->nr_uframes; i--;) {
-		f = sym_frame(a, s->pid, s->uframes[i], 0);
+		f = sym_frame(a, s->pid, commh, s->uframes[i], 0);
 		node = np_stacktab_child(a->st, node, f);
 		if (node == NP_ID_NONE)
 			return -1;
 	}
 	for (unsigned int i = s->nr_kframes; i--;) {
-		f = sym_frame(a, s->pid, s->kframes[i], 1);
+		f = sym_frame(a, s->pid, commh, s->kframes[i], 1);
 		node = np_stacktab_child(a->st, node, f);
 		if (node == NP_ID_NONE)
 			return -1;
 	}
 	if (!s->nr_kframes && !s->nr_uframes && s->ip) {
 		/* No stack at all (walk disabled): keep at least the ip. */
-		f = sym_frame(a, s->pid, s->ip,
+		f = sym_frame(a, s->pid, commh, s->ip,
 			      !(s->flags & NMIPROF_RF_USER_MODE));
 		node = np_stacktab_child(a->st, node, f);
 		if (node == NP_ID_NONE)
@@ -359,6 +408,7 @@ void np_agg_reset(struct np_agg *a)
 	if (a->raw)
 		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
 	a->raw_used = 0;
+	memset(a->memo, 0xff, sizeof(a->memo));	/* frame NP_ID_NONE: empty */
 	a->samples = 0;
 	a->lost = 0;
 	/* Ids are only meaningful within a slice's segment, so the stack

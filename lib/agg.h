@@ -47,7 +47,7 @@ struct np_agg_opts {
 	void *symbolize_arg;
 	size_t stacktab_cap;		/* bytes; past it np_agg_reset() also
 					 * clears the stack table (default
-					 * 24 MiB) */
+					 * 8 MiB) */
 };
 
 struct np_agg_entry {

@@ -134,6 +134,69 @@ static void test_basic(void)
 	np_agg_free(a);
 }
 
+/*
+ * A new raw stack symbolizes only the addresses not seen in this slice
+ * for the same (pid, comm); kernel addresses are shared by every pid.
+ */
+static void test_frame_memo(void)
+{
+	uint64_t k[] = { 0xffffffff81000010, 0xffffffff81000020 };
+	uint64_t u[] = { 0x401010, 0x402020, 0x403030 };
+	uint64_t u2[] = { 0x401011, 0x402020, 0x403030 };
+	struct symctx ctx = { 0 };
+	const struct np_sym *fr[8];
+	struct np_agg_opts o;
+	struct np_agg *a;
+	struct np_sample s;
+	uint32_t stack = 0;
+
+	np_agg_opts_init(&o);
+	o.symbolize = fake_sym;
+	o.symbolize_arg = &ctx;
+	a = np_agg_new(&o);
+	s = mk(20, 0, "m", k, 2, u, 3);
+	np_agg_sample(a, &s);
+	CHECK(ctx.calls == 5);
+	s = mk(20, 0, "m", k, 2, u2, 3);	/* one new address */
+	np_agg_sample(a, &s);
+	CHECK(ctx.calls == 6);
+	s = mk(21, 0, "m", k, 2, u, 3);	/* another process: its own names */
+	np_agg_sample(a, &s);
+	CHECK(ctx.calls == 9);
+	CHECK(count_of(a, 21, 0, "m", &stack) == 1);
+	CHECK(np_stacktab_walk(np_agg_stacktab(a), stack, fr, 8) == 5);
+	CHECK(!strcmp(fr[4]->dso, "/bin/p21") && !strcmp(fr[2]->dso, "/bin/p21"));
+	CHECK(!strcmp(fr[0]->dso, "[kernel.kallsyms]"));
+	s = mk(20, 0, "m2", k, 2, u, 3);	/* same pid after an exec */
+	np_agg_sample(a, &s);
+	CHECK(ctx.calls == 12);
+	np_agg_reset(a);
+	s = mk(20, 0, "m", k, 2, u, 3);
+	np_agg_sample(a, &s);
+	CHECK(ctx.calls == 17);
+	CHECK(count_of(a, 20, 0, "m", &stack) == 1);
+	CHECK(np_stacktab_walk(np_agg_stacktab(a), stack, fr, 8) == 5);
+	CHECK(!strcmp(fr[2]->name, "fn_401010") && !strcmp(fr[4]->dso, "/bin/p20"));
+	/* more processes than memo slots, one address: every one keeps its
+	 * own name even where two of them share a slot */
+	for (uint32_t pid = 1000; pid < 7000; pid++) {
+		char want[32];
+		int bad = 0;
+
+		s = mk(pid, 0, "m", NULL, 0, u, 1);
+		np_agg_sample(a, &s);
+		snprintf(want, sizeof(want), "/bin/p%u", pid);
+		if (count_of(a, pid, 0, "m", &stack) != 1 ||
+		    np_stacktab_walk(np_agg_stacktab(a), stack, fr, 8) != 1 ||
+		    strcmp(fr[0]->dso, want))
+			bad++;
+		CHECK(!bad);
+		if (bad)
+			break;
+	}
+	np_agg_free(a);
+}
+
 static void test_no_cpu_no_symbolizer(void)
 {
 	uint64_t k[] = { 0xffffffff81000010 };
@@ -180,6 +243,7 @@ static void test_cap(void)
 int main(void)
 {
 	test_basic();
+	test_frame_memo();
 	test_no_cpu_no_symbolizer();
 	test_cap();
 	if (failures)
