@@ -1,16 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Steady RSS of the daemon's aggregation + store path with 100k distinct
- * stacks: every slice sees all of them (worst case for the per-slice
- * tables), is written to a store in /tmp, and the aggregator is reset, as
- * nmiprofd does every 60 s.  Figures, not assertions.
+ * Steady RSS with 100k distinct stacks, two ways.  Figures, not
+ * assertions.
  *
  *   bench_store_rss [distinct_stacks] [slices] [shared_depth]
+ *
+ * In process: the daemon's aggregation + store path alone.  Every slice
+ * sees all the stacks (worst case for the per-slice tables), is written
+ * to a store in /tmp, and the aggregator is reset, as nmiprofd does
+ * every 60 s.
+ *
+ *   bench_store_rss --daemon [NMIPROFD [paths [slice_s [slices [freq [live_s]]]]]]
+ *
+ * The real thing: nmiprofd (libperf backend, every CPU) samples a
+ * workload whose processes walk `paths` distinct call chains (9 levels
+ * of 4 functions), so each slice holds that many distinct stacks times
+ * the few leaf addresses a spin loop is sampled at, plus the machine's
+ * own.  The daemon's VmRSS is read every second; the distinct stacks
+ * are counted from the segments it wrote.  `perf record -a -g` at the
+ * same rate over the same workload is measured the same way.  Exits 77
+ * when system-wide sampling is not allowed.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include "agg.h"
 #include "store.h"
 
@@ -87,7 +110,256 @@ static void stack_of(uint32_t id, struct np_sample *s, uint64_t *k, uint64_t *u)
 	s->nr_uframes = (uint16_t)nu;
 }
 
-int main(int argc, char **argv)
+/* ---- the daemon, on a workload of many distinct call chains ---- */
+
+static volatile unsigned long sink;
+
+static void walk(uint32_t path, int depth);
+
+/* Four callers per level; the work after each call keeps its frame
+ * (no tail call), so the user stack spells the path out. */
+#define STEP(n) \
+static __attribute__((noinline)) void step##n(uint32_t path, int depth) \
+{ \
+	walk(path, depth); \
+	sink += n; \
+}
+STEP(0) STEP(1) STEP(2) STEP(3)
+
+static __attribute__((noinline)) void walk(uint32_t path, int depth)
+{
+	static void (*const step[4])(uint32_t, int) = { step0, step1, step2, step3 };
+
+	if (!depth) {
+		for (unsigned int i = 0; i < 20000; i++)	/* ~10-20 us */
+			sink++;
+		return;
+	}
+	step[path & 3](path >> 2, depth - 1);
+}
+
+/* Paths in a fixed odd stride through [0, paths): each slice meets all. */
+static __attribute__((noreturn)) void workload(uint32_t paths, uint32_t seed)
+{
+	for (uint64_t i = seed;; i++)
+		walk((uint32_t)((i * 2654435761ULL) % paths), 9);
+}
+
+static long pid_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t kl = strlen(key);
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl))
+			kb = atol(line + kl);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static pid_t spawn(char *const argv[], const char *out)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* RSS of pid every second for `seconds`: max over the run, and last. */
+static void watch_rss(pid_t pid, int seconds, long *max_kb, long *last_kb,
+		      int skip)
+{
+	*max_kb = *last_kb = -1;
+	for (int i = 0; i < seconds; i++) {
+		long kb;
+
+		msleep(1000);
+		kb = pid_kb(pid, "VmRSS:");
+		if (i < skip || kb < 0)
+			continue;
+		*last_kb = kb;
+		if (kb > *max_kb)
+			*max_kb = kb;
+	}
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct stacks the daemon stored over the whole run. */
+static uint32_t stored_stacks(const char *store)
+{
+	struct np_read_opts ro;
+	struct np_read_stats rs;
+	const struct np_agg_entry *e;
+	struct np_agg *a = np_agg_new(NULL);
+	uint32_t ne, *ids, n = 0;
+	char err[256];
+
+	np_read_opts_init(&ro);
+	if (!a || np_store_read(store, &ro, a, &rs, err, sizeof(err)))
+		return 0;
+	e = np_agg_entries(a, &ne);
+	ids = malloc((ne + 1) * sizeof(*ids));
+	for (uint32_t i = 0; ids && i < ne; i++)
+		ids[i] = e[i].stack;
+	if (ids) {
+		qsort(ids, ne, sizeof(*ids), cmp_u32);
+		for (uint32_t i = 0; i < ne; i++)
+			n += !i || ids[i] != ids[i - 1];
+	}
+	printf("stored: %u segments, %llu samples, %llu lost, %u (pid, comm, cpu, stack) keys, "
+	       "%u distinct stacks over the run\n", rs.segments,
+	       (unsigned long long)rs.samples, (unsigned long long)rs.lost, ne, n);
+	free(ids);
+	np_agg_free(a);
+	return n;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+static int daemon_bench(int argc, char **argv)
+{
+	const char *nmiprofd = argc > 2 && argv[2][0] ? argv[2]
+				: NMIPROF_TEST_BINDIR "/../daemon/nmiprofd";
+	uint32_t paths = argc > 3 ? (uint32_t)atoi(argv[3]) : 15000;
+	int slice_s = argc > 4 ? atoi(argv[4]) : 30;
+	int slices = argc > 5 ? atoi(argv[5]) : 3;
+	int freq = argc > 6 ? atoi(argv[6]) : 5000;
+	int live_s = argc > 7 ? atoi(argv[7]) : 0;	/* 0: the default */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), dmax, dlast, pmax, plast;
+	char dir[64], conf[128], store[128], sock[128], log[128], plog[128],
+	     data[128], freq_s[16];
+	struct perf_event_attr pa = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(pa),
+		.config = PERF_COUNT_SW_CPU_CLOCK, .sample_freq = 99, .freq = 1,
+		.disabled = 1,
+	};
+	pid_t work[64], pid;
+	int nwork = 0, fd;
+	FILE *f;
+
+	fd = (int)syscall(SYS_perf_event_open, &pa, -1, 0, -1, 0);
+	if (fd < 0) {
+		printf("SKIP: system-wide perf_event_open is not allowed here: %s\n",
+		       strerror(errno));
+		return 77;
+	}
+	close(fd);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	snprintf(dir, sizeof(dir), "/tmp/nmiprofd-rss.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(conf, sizeof(conf), "%s/nmiprofd.conf", dir);
+	snprintf(store, sizeof(store), "%s/store", dir);
+	snprintf(sock, sizeof(sock), "%s/sock", dir);
+	snprintf(log, sizeof(log), "%s/nmiprofd.log", dir);
+	snprintf(plog, sizeof(plog), "%s/perf.log", dir);
+	snprintf(data, sizeof(data), "%s/perf.data", dir);
+	snprintf(freq_s, sizeof(freq_s), "%d", freq);
+	f = fopen(conf, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "slice_seconds = %d\n", slice_s);
+	if (live_s)
+		fprintf(f, "live_seconds = %d\n", live_s);
+	fclose(f);
+
+	for (nwork = 0; nwork < ncpu && nwork < 64; nwork++) {
+		work[nwork] = fork();
+		if (work[nwork] == 0)
+			workload(paths, (uint32_t)nwork * 7919);
+	}
+	printf("workload: %d processes walking %u distinct 9-level call chains; "
+	       "nmiprofd at %d Hz per CPU, %d s slices, %d slices watched, live_seconds %s\n",
+	       nwork, paths, freq, slice_s, slices, live_s ? argv[7] : "default");
+	{
+		char *const args[] = {
+			(char *)nmiprofd, "-c", conf, "-s", store, "-S", sock,
+			"-F", freq_s, "--backend", "libperf", NULL,
+		};
+
+		pid = spawn(args, log);
+	}
+	/* the first slice is partial and fills the tables: skip it */
+	watch_rss(pid, slice_s * (slices + 1), &dmax, &dlast, slice_s + 2);
+	if (dmax < 0) {
+		printf("FAIL: nmiprofd did not run (log: %s)\n", log);
+		for (int i = 0; i < nwork; i++)
+			kill(work[i], SIGKILL);
+		return 1;
+	}
+	printf("nmiprofd: RSS steady max %.1f MiB, at the end %.1f MiB, peak (VmHWM) %.1f MiB\n",
+	       dmax / 1024.0, dlast / 1024.0, pid_kb(pid, "VmHWM:") / 1024.0);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	if (!stored_stacks(store)) {
+		printf("FAIL: the daemon's store does not read back (kept: %s)\n", dir);
+		for (int i = 0; i < nwork; i++)
+			kill(work[i], SIGKILL);
+		return 1;
+	}
+	{
+		char *const args[] = {
+			"perf", "record", "-a", "-g", "-F", freq_s, "-o", data,
+			"-q", NULL,
+		};
+
+		if (access("/usr/bin/perf", X_OK) == 0) {
+			pid = spawn(args, plog);
+			watch_rss(pid, slice_s + 2, &pmax, &plast, 2);
+			printf("perf record -a -g: RSS max %.1f MiB, peak (VmHWM) %.1f MiB; "
+			       "ratio nmiprofd / perf record (max RSS): %.1f\n",
+			       pmax / 1024.0, pid_kb(pid, "VmHWM:") / 1024.0,
+			       pmax > 0 ? (double)dmax / (double)pmax : 0.0);
+			kill(pid, SIGINT);
+			waitpid(pid, NULL, 0);
+		} else {
+			printf("perf record: not measured (perf not installed)\n");
+		}
+	}
+	for (int i = 0; i < nwork; i++) {
+		kill(work[i], SIGKILL);
+		waitpid(work[i], NULL, 0);
+	}
+	printf("target: steady RSS <= 32 MB (30.5 MiB) with 100k distinct stacks: %s\n",
+	       dmax <= 32000000 / 1024 ? "met at this stack count" : "NOT met");
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+static int inprocess_bench(int argc, char **argv)
 {
 	uint32_t nstacks = argc > 1 ? (uint32_t)atoi(argv[1]) : 100000;
 	uint32_t nslices = argc > 2 ? (uint32_t)atoi(argv[2]) : 6;
@@ -141,6 +413,28 @@ int main(int argc, char **argv)
 	       np_store_bytes(st) / 1048576.0);
 	np_store_close(st);
 	np_agg_free(a);
+	{
+		/* the segments must read back: a figure for a broken store is none */
+		struct np_agg *r = np_agg_new(NULL);
+		struct np_read_opts ro;
+		struct np_read_stats rs = { 0 };
+
+		np_read_opts_init(&ro);
+		if (r && !np_store_read(dir, &ro, r, &rs, err, sizeof(err)))
+			printf("read back: %u segments, %llu samples (%llu written), %u skipped\n",
+			       rs.segments, (unsigned long long)rs.samples,
+			       (unsigned long long)nstacks * 3 * nslices, rs.skipped);
+		else
+			printf("read back: FAILED: %s\n", err);
+		np_agg_free(r);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--daemon"))
+		return daemon_bench(argc, argv);
+	return inprocess_bench(argc, argv);
 }
