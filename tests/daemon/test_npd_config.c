@@ -11,15 +11,7 @@
 
 #include "config.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-		failures++;						\
-	}								\
-} while (0)
+#include "../unit/check.h"
 
 static char tmpfile_path[64];
 

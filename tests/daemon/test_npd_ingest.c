@@ -27,15 +27,7 @@
 #include "store.h"
 #include "symcache.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-		failures++;						\
-	}								\
-} while (0)
+#include "../unit/check.h"
 
 #define NSAMPLES 1000
 

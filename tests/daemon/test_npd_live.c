@@ -17,15 +17,7 @@
 #include "live.h"
 #include "topview_ctl.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-		failures++;						\
-	}								\
-} while (0)
+#include "../unit/check.h"
 
 static unsigned int sym_calls;
 static char names[64][32];

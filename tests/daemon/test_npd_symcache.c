@@ -10,15 +10,7 @@
 
 #include "symcache.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-		failures++;						\
-	}								\
-} while (0)
+#include "../unit/check.h"
 
 __attribute__((noinline)) void test_symcache_marker(void)
 {

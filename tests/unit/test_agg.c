@@ -4,11 +4,7 @@
 #include <string.h>
 #include "agg.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-	failures++; } } while (0)
+#include "check.h"
 
 struct symctx {
 	int calls;

@@ -22,8 +22,7 @@
 #include "np_backend.h"
 #include "np_backend_impl.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#include "check.h"
 
 #define NCPU	2
 #define PAGE	4096

@@ -9,8 +9,7 @@
 #include "np_backend.h"
 #include "np_backend_impl.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#include "check.h"
 
 /* open must fail with an error line containing want */
 static void refuse(const struct np_backend_opts *o, const char *want)

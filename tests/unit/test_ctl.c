@@ -15,15 +15,7 @@
 
 #include "np_ctl.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-		failures++;						\
-	}								\
-} while (0)
+#include "check.h"
 
 static struct np_ctl_line line;
 

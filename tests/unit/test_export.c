@@ -11,14 +11,7 @@
 #include "export_fmt.h"
 #include "export_pb.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond); \
-		failures++;						\
-	}								\
-} while (0)
+#include "check.h"
 
 static int bytes_are(const struct np_pb *b, const char *hex)
 {

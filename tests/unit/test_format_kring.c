@@ -18,8 +18,7 @@
 #include "np_format.h"
 #include "np_kring.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#include "check.h"
 
 /* A record layout, from which both format text and records are made. */
 struct tfield {

@@ -9,9 +9,7 @@
 #include <string.h>
 #include "np_ordered.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#include "check.h"
 
 struct seen {
 	uint64_t t[64];

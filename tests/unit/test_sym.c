@@ -25,8 +25,7 @@
 #include <unistd.h>
 #include "np_symbols.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#include "check.h"
 
 static char dir[64];
 

@@ -7,14 +7,8 @@
 
 #include "topview.h"
 
-static int failures;
+#include "check.h"
 
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond); \
-		failures++;						\
-	}								\
-} while (0)
 #define CHECK_NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-9)
 
 static const struct np_frame A = { "/bin/app", "a", 0 };
