@@ -122,6 +122,7 @@ struct top {
 static int add_sample(struct top *t, const struct np_sample *s)
 {
 	size_t n = (size_t)s->nr_kframes + s->nr_uframes, i = 0;
+	unsigned int nu = s->nr_uframes;
 	struct np_sym sym;
 	struct tv_sample ts;
 
@@ -131,10 +132,23 @@ static int add_sample(struct top *t, const struct np_sample *s)
 		np_symbolize(t->syms, s->pid, s->kframes[k], 1, &sym);
 		cli_frame_from_sym(&t->cf, i, &sym);
 	}
-	for (unsigned u = 0; u < s->nr_uframes; u++, i++) {
+	/* As the store keeps them: an outermost unmapped run is one frame. */
+	while (nu > 1) {
+		np_symbolize(t->syms, s->pid, s->uframes[nu - 1], 0, &sym);
+		if (!np_sym_unmapped(&sym))
+			break;
+		nu--;
+	}
+	for (unsigned u = 0; u < nu; u++, i++) {
 		np_symbolize(t->syms, s->pid, s->uframes[u], 0, &sym);
 		cli_frame_from_sym(&t->cf, i, &sym);
 	}
+	if (nu < s->nr_uframes) {
+		sym = (struct np_sym){ .dso = NP_DSO_UNMAPPED,
+				       .name = NP_SYM_UNMAPPED_RUN };
+		cli_frame_from_sym(&t->cf, i++, &sym);
+	}
+	n = i;
 	if (!n) {
 		/* No stack at all: the interrupted ip alone. */
 		int kernel = !(s->flags & NMIPROF_RF_USER_MODE);

@@ -288,7 +288,7 @@ static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
 	uint64_t h = npd_live_stack_hash(s);
 	uint32_t gen = *npd_live_pidgen(l, s->pid);
 	struct npd_live_scached *c = &l->scache[h >> (64 - NPD_LIVE_SCACHE_BITS)];
-	unsigned int n = 0;
+	unsigned int n = 0, nk;
 	uint32_t node = NP_STACK_EMPTY;
 
 	/* A 64-bit hash collision within one pid is accepted as impossible. */
@@ -297,8 +297,16 @@ static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
 		return c->stack;
 	for (unsigned int i = 0; i < s->nr_kframes && n < NPD_LIVE_MAX_DEPTH; i++)
 		l->stk[n++] = npd_live_frame(l, s->pid, s->kframes[i], 1);
+	nk = n;
 	for (unsigned int i = 0; i < s->nr_uframes && n < NPD_LIVE_MAX_DEPTH; i++)
 		l->stk[n++] = npd_live_frame(l, s->pid, s->uframes[i], 0);
+	/* As the store keeps them: an outermost unmapped run is one frame. */
+	if (n - nk > 1 && np_stacktab_frame_unmapped(l->frames, l->stk[n - 1])) {
+		while (n - nk > 1 &&
+		       np_stacktab_frame_unmapped(l->frames, l->stk[n - 1]))
+			n--;
+		l->stk[n++] = np_stacktab_unmapped_run(l->frames);
+	}
 	if (!n)
 		l->stk[n++] = npd_live_frame(l, s->pid, s->ip,
 					     !(s->flags & NMIPROF_RF_USER_MODE));

@@ -315,19 +315,47 @@ static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint32_t commh,
 	return f;
 }
 
+/*
+ * How many user frames, innermost first, to keep as they are: the
+ * outermost run of unmapped frames becomes the one NP_SYM_UNMAPPED_RUN
+ * frame (np_symbols.h).  Kept apart, every such word makes a
+ * new stack: on perf-recorded gcc, tar and python they were a third of
+ * all frames and halved the store's size when folded.  Symbolized from
+ * the outside in, so only the run and one frame are looked at.
+ */
+static unsigned int user_frames_kept(struct np_agg *a, const struct np_sample *s,
+				     uint32_t commh)
+{
+	unsigned int n = s->nr_uframes;
+
+	while (n > 1 &&
+	       np_stacktab_frame_unmapped(a->st, sym_frame(a, s->pid, commh,
+							   s->uframes[n - 1], 0)))
+		n--;
+	return n;
+}
+
 /* First sight of a raw stack in this slice: symbolize, outermost first. */
 static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 		       struct raw_ent *r)
 {
 	size_t clen = strnlen(s->comm, sizeof(s->comm));
 	uint32_t node = NP_STACK_EMPTY, f;
+	unsigned int nu;
 
 	uint32_t comm = np_stacktab_str(a->st, s->comm, clen);
 	uint32_t commh = (uint32_t)np_hash_bytes(s->comm, clen, 0);
 
 	if (comm == NP_ID_NONE)
 		return -1;
-	for (unsigned int i = s->nr_uframes; i--;) {
+	nu = user_frames_kept(a, s, commh);
+	if (nu < s->nr_uframes) {
+		f = np_stacktab_unmapped_run(a->st);
+		node = np_stacktab_child(a->st, node, f);
+		if (node == NP_ID_NONE)
+			return -1;
+	}
+	for (unsigned int i = nu; i--;) {
 		f = sym_frame(a, s->pid, commh, s->uframes[i], 0);
 		node = np_stacktab_child(a->st, node, f);
 		if (node == NP_ID_NONE)

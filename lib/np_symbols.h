@@ -6,13 +6,24 @@
  * ELF .symtab/.dynsym through libelf cached per build-id, perf-PID.map.
  * A frame that cannot be resolved still gets a dso and offset, or
  * "[unknown]": it is never dropped.
+ *
+ * An address outside every executable mapping of a process whose mappings
+ * are known is "[unmapped]": it is not code, so it is no return address
+ * either.  Frame-pointer walks through code built without frame pointers
+ * find such words (stack contents, text, zeroes) at the outer end of user
+ * stacks; the aggregator folds that run into one frame (see agg.h).
  */
 #ifndef NP_SYMBOLS_H
 #define NP_SYMBOLS_H
 
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 #include "np_event.h"
+
+#define NP_DSO_UNMAPPED		"[unmapped]"
+/* The one frame that stands for an outermost run of unmapped frames. */
+#define NP_SYM_UNMAPPED_RUN	"[unmapped frames]"
 
 struct np_symbolizer;
 
@@ -22,6 +33,13 @@ struct np_sym {
 	uint64_t offset;	/* from symbol start, or from dso start when name == NULL */
 	int kernel;		/* 1 for kernel frames: shown as [k], else [.] */
 };
+
+/* An unnamed user frame in no executable mapping (see above). */
+static inline int np_sym_unmapped(const struct np_sym *s)
+{
+	return !s->kernel && !s->name && s->dso &&
+	       !strcmp(s->dso, NP_DSO_UNMAPPED);
+}
 
 struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen);
 void np_symbolizer_free(struct np_symbolizer *s);

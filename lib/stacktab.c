@@ -304,6 +304,21 @@ uint32_t np_stacktab_nr_frames(const struct np_stacktab *st)
 	return st->nr_frames;
 }
 
+int np_stacktab_frame_unmapped(const struct np_stacktab *st, uint32_t id)
+{
+	return id < st->nr_frames && np_sym_unmapped(&st->frames[id].sym);
+}
+
+uint32_t np_stacktab_unmapped_run(struct np_stacktab *st)
+{
+	static const struct np_sym run = {
+		.dso = NP_DSO_UNMAPPED,
+		.name = NP_SYM_UNMAPPED_RUN,
+	};
+
+	return np_stacktab_frame(st, &run);
+}
+
 /* The home slot of (parent, frame) in a table of size slots: the hash
  * scaled to [0, size), so the size need not be a power of two. */
 static uint32_t node_home(uint32_t parent, uint32_t frame, uint32_t size)

@@ -57,6 +57,14 @@ const struct np_sym *np_stacktab_frame_get(const struct np_stacktab *st,
 void np_stacktab_frame_strs(const struct np_stacktab *st, uint32_t id,
 			    uint32_t *dso_id, uint32_t *name_id);
 uint32_t np_stacktab_nr_frames(const struct np_stacktab *st);
+/*
+ * The outermost run of unmapped user frames of a stack folds into the one
+ * frame np_stacktab_unmapped_run() (np_symbols.h); the innermost frame is
+ * always kept.  np_stacktab_frame_unmapped() tells such a frame (an
+ * unnamed user frame in NP_DSO_UNMAPPED; 0 for NP_ID_NONE).
+ */
+int np_stacktab_frame_unmapped(const struct np_stacktab *st, uint32_t id);
+uint32_t np_stacktab_unmapped_run(struct np_stacktab *st);
 
 /* Nodes: the child of parent for frame, created if new. */
 uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,

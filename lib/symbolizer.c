@@ -237,6 +237,8 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 		if (m) {
 			out->dso = m->name[0] ? m->name : "[anon]";
 			out->offset = addr - m->start;
+		} else if (pr->nr) {
+			out->dso = NP_DSO_UNMAPPED;	/* maps known: not code */
 		}
 		return 1;
 	}

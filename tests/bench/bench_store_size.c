@@ -102,16 +102,60 @@ static void feed_flush(struct feeder *f)
 	f->in_slice = 0;
 }
 
-static void feed(struct feeder *f, uint32_t pid, uint32_t cpu, const char *comm,
-		 struct np_sym *fr, unsigned int n)
-{
-	for (int i = 0; i < 2; i++) {
-		struct np_stacktab *st = np_agg_stacktab(f->a[i]);
-		uint32_t c = np_stacktab_str(st, comm, strlen(comm));
-		uint32_t s = np_stacktab_stack(st, fr, n);
+/*
+ * The sample being fed, as perf script symbolized it: the aggregator asks
+ * for each address it has not seen in this pid through perf_symbolize(),
+ * so the samples take the daemon's own path (np_agg_sample), with perf
+ * standing in for the symbolizer.
+ */
+struct perf_frames {
+	const struct np_sym *fr;
+	const uint64_t *addr;
+	unsigned int n;
+};
 
-		np_agg_add(f->a[i], pid, i == 0 ? cpu : NP_CPU_ANY, c, s, 1);
+static int perf_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
+			  struct np_sym *out)
+{
+	const struct perf_frames *pf = arg;
+
+	for (unsigned int i = 0; i < pf->n; i++) {
+		if (pf->addr[i] == addr && pf->fr[i].kernel == kernel) {
+			*out = pf->fr[i];
+			return 0;
+		}
 	}
+	return 1;
+}
+
+static struct perf_frames cur_frames;
+
+static void feed(struct feeder *f, uint32_t pid, uint32_t cpu, const char *comm,
+		 struct np_sym *fr, const uint64_t *addr, unsigned int n)
+{
+	static uint64_t kf[512], uf[512];
+	struct np_sample smp = { .pid = pid, .tid = pid, .cpu = cpu };
+	unsigned int nk = 0, nu = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (fr[i].kernel)
+			kf[nk++] = addr[i];
+		else
+			uf[nu++] = addr[i];
+	}
+	snprintf(smp.comm, sizeof(smp.comm), "%s", comm);
+	smp.kframes = kf;
+	smp.nr_kframes = nk;
+	smp.uframes = uf;
+	smp.nr_uframes = nu;
+	smp.ip = n ? addr[0] : 0;
+	if (!nk)
+		smp.flags |= NMIPROF_RF_USER_MODE;
+	cur_frames.fr = fr;
+	cur_frames.addr = addr;
+	cur_frames.n = n;
+	for (int i = 0; i < 2; i++)
+		np_agg_sample(f->a[i], &smp);
 	f->total++;
 	if (++f->in_slice == f->slice_samples)
 		feed_flush(f);
@@ -126,6 +170,7 @@ static int parse_perf_script(const char *data, struct feeder *f)
 {
 	char cmd[600], line[8192], comm[64] = "";
 	static struct np_sym fr[512];
+	static uint64_t addrs[512];
 	static char names[512][256], dsos[512][256];
 	unsigned int n = 0;
 	uint32_t pid = 0, cpu = 0;
@@ -145,7 +190,7 @@ static int parse_perf_script(const char *data, struct feeder *f)
 			line[--len] = '\0';
 		if (!len) {
 			if (in_sample)
-				feed(f, pid, cpu, comm, fr, n);
+				feed(f, pid, cpu, comm, fr, addrs, n);
 			in_sample = 0;
 			continue;
 		}
@@ -200,8 +245,12 @@ static int parse_perf_script(const char *data, struct feeder *f)
 			len = strlen(s);
 			while (len && s[len - 1] == ' ')
 				s[--len] = '\0';
+			addrs[n] = addr;
 			fr[n].kernel = addr >= 0xffff800000000000ULL;
 			fr[n].dso = dsos[n];
+			/* perf knows every mapping of what it recorded */
+			if (!fr[n].kernel && !strcmp(dsos[n], "[unknown]"))
+				fr[n].dso = NP_DSO_UNMAPPED;
 			plus = strrchr(s, '+');
 			if (!strcmp(s, "[unknown]") || !*s) {
 				fr[n].name = NULL;
@@ -217,7 +266,7 @@ static int parse_perf_script(const char *data, struct feeder *f)
 		}
 	}
 	if (in_sample)
-		feed(f, pid, cpu, comm, fr, n);
+		feed(f, pid, cpu, comm, fr, addrs, n);
 	feed_flush(f);
 	return pclose(p) == 0 ? 0 : -1;
 }
@@ -286,6 +335,8 @@ static int perf_compare(int seconds)
 	samples_plain = perf_samples(data);
 
 	np_agg_opts_init(&ao);
+	ao.symbolize = perf_symbolize;
+	ao.symbolize_arg = &cur_frames;
 	f.a[0] = np_agg_new(&ao);
 	ao.by_cpu = 0;
 	f.a[1] = np_agg_new(&ao);

@@ -236,12 +236,102 @@ static void test_cap(void)
 	np_agg_free(a);
 }
 
+/* Addresses below 0x400000 or at 0xdead... lie in no mapping. */
+static int map_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
+		   struct np_sym *out)
+{
+	static char name[64];
+
+	out->kernel = kernel;
+	if (!kernel && (addr < 0x400000 || addr >> 32 == 0xdead)) {
+		out->dso = NP_DSO_UNMAPPED;
+		out->name = NULL;
+		out->offset = addr;
+		return 1;
+	}
+	snprintf(name, sizeof(name), "fn_%llx", (unsigned long long)addr);
+	out->dso = kernel ? "[kernel.kallsyms]" : "/bin/p";
+	out->name = name;
+	out->offset = 0;
+	return 0;
+}
+
+/* Frames of a stack, innermost first, as "dso:name|dso:name|...". */
+static void stack_str(struct np_agg *a, uint32_t stack, char *buf, size_t len)
+{
+	const struct np_sym *fr[16];
+	unsigned int n = np_stacktab_walk(np_agg_stacktab(a), stack, fr, 16);
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (unsigned int i = 0; i < n && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s:%s", i ? "|" : "",
+				fr[i]->dso, fr[i]->name ? fr[i]->name : "-");
+}
+
+static uint32_t entries_of(struct np_agg *a, uint32_t pid)
+{
+	const struct np_agg_entry *e;
+	uint32_t n, m = 0;
+
+	e = np_agg_entries(a, &n);
+	for (uint32_t i = 0; i < n; i++)
+		m += e[i].pid == pid;
+	return m;
+}
+
+static void test_unmapped_run(void)
+{
+	/* the same code, then two different runs of junk from the stack */
+	uint64_t u1[] = { 0x401000, 0x402000, 0x1234, 0xdead00000001, 0 };
+	uint64_t u2[] = { 0x401000, 0x402000, 0x6f6c, 0 };
+	/* junk between code is left alone: only the outermost run goes */
+	uint64_t u3[] = { 0x401000, 0x10, 0x402000, 0x20 };
+	/* an unmapped innermost frame (ip) is kept */
+	uint64_t u4[] = { 0x30, 0x40 };
+	uint64_t k[] = { 0xffffffff81000010 };
+	struct np_agg_opts o;
+	struct np_agg *a;
+	struct np_sample s;
+	uint32_t stack = 0, stack2 = 0;
+	char buf[512];
+
+	np_agg_opts_init(&o);
+	o.symbolize = map_sym;
+	a = np_agg_new(&o);
+	CHECK(a);
+	if (!a)
+		return;
+	s = mk(1, 0, "p", k, 1, u1, 5);
+	CHECK(np_agg_sample(a, &s) == 0);
+	s = mk(1, 0, "p", k, 1, u2, 4);
+	CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(count_of(a, 1, 0, "p", &stack) == 2);
+	CHECK(entries_of(a, 1) == 1);	/* one stack, twice */
+	stack_str(a, stack, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "[kernel.kallsyms]:fn_ffffffff81000010|/bin/p:fn_401000|"
+			   "/bin/p:fn_402000|" NP_DSO_UNMAPPED ":" NP_SYM_UNMAPPED_RUN));
+	s = mk(2, 0, "q", NULL, 0, u3, 4);
+	CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(count_of(a, 2, 0, "q", &stack2) == 1);
+	stack_str(a, stack2, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "/bin/p:fn_401000|" NP_DSO_UNMAPPED ":-|/bin/p:fn_402000|"
+			   NP_DSO_UNMAPPED ":" NP_SYM_UNMAPPED_RUN));
+	s = mk(3, 0, "r", NULL, 0, u4, 2);
+	CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(count_of(a, 3, 0, "r", &stack2) == 1);
+	stack_str(a, stack2, buf, sizeof(buf));
+	CHECK(!strcmp(buf, NP_DSO_UNMAPPED ":-|" NP_DSO_UNMAPPED ":" NP_SYM_UNMAPPED_RUN));
+	np_agg_free(a);
+}
+
 int main(void)
 {
 	test_basic();
 	test_frame_memo();
 	test_no_cpu_no_symbolizer();
 	test_cap();
+	test_unmapped_run();
 	if (failures)
 		fprintf(stderr, "test_agg: %d failures\n", failures);
 	else

@@ -304,6 +304,8 @@ int main(void)
 	/* 4. maps from events: MMAP, then FORK inherits, exec empties */
 	replay_maps(s, a.pid, fake);
 	expect_all(s, fake, &a, "/prog", "mmap-events");
+	/* maps known, address in none of them: not code */
+	expect(s, fake, 0x1000, NULL, 0, NP_DSO_UNMAPPED, "unmapped");
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_FORK;
 	ev.task.pid = ev.task.tid = fake_child;
