@@ -27,8 +27,9 @@
  *   -S        stall the consumer until STOP; require lost > 0
  *   -w        run a 75%/25% workload child (hot_a/hot_b); require
  *             >= 90% of its samples in them and hot_a at 60..90% of those,
- *             and >= 80% of its user stacks to reach np_workload (not
- *             with -S, where it only makes user-stack-sized records)
+ *             and >= 80% of its user stacks to reach np_workload and,
+ *             4.5 KiB further up, np_workload_outer (not with -S,
+ *             where it only makes user-stack-sized records)
  *   -x SYM:PCT@CPU  require SYM (the ip or one of the first 7 callers) in
  *             >= PCT% of CPU's samples between the first and the last
  *             sample in SYM (e.g. an irqs-off spin)
@@ -124,6 +125,33 @@ __attribute__((noinline)) void np_workload(double secs)
 		hot_b(100000);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 	} while (ts.tv_sec + ts.tv_nsec / 1e9 < end);
+}
+
+/*
+ * The workload runs under NP_DEEP_LEVELS frames of NP_DEEP_FRAME bytes,
+ * so its user stacks span many of the 256-byte windows the module copies
+ * at a time (kmod/sample.c): stacks that reach np_workload_outer prove
+ * the walk refills its window.
+ */
+#define NP_DEEP_LEVELS	8
+#define NP_DEEP_FRAME	512
+
+__attribute__((noinline)) void np_deep(int level, double secs)
+{
+	volatile char pad[NP_DEEP_FRAME];
+
+	pad[0] = (char)level;
+	if (level)
+		np_deep(level - 1, secs);
+	else
+		np_workload(secs);
+	pad[NP_DEEP_FRAME - 1] = pad[0];	/* no tail call: the frame stays */
+}
+
+__attribute__((noinline)) void np_workload_outer(double secs)
+{
+	np_deep(NP_DEEP_LEVELS, secs);
+	sink++;
 }
 
 /*
@@ -428,6 +456,7 @@ struct hit {
 #define MAX_HITS 256
 static struct hit child_hits[MAX_HITS];
 static uint64_t child_samples, child_ustack_ok, child_ustack_total;
+static uint64_t child_ustack_deep;	/* ... and on to np_workload_outer */
 static pid_t child_pid, fault_pid, ia32_pid;
 static uint64_t ia32_samples, ia32_leaf, ia32_chain;
 static uint64_t fault_samples, fault_flagged;
@@ -581,6 +610,14 @@ static void consume_sample(struct ring *r, int cpu,
 
 			if (caller && !strcmp(caller, "np_workload"))
 				child_ustack_ok++;
+		}
+		for (unsigned int i = 2; i < s->nr_uframes; i++) {
+			const char *f = sym_find(&usyms, ust[i]);
+
+			if (f && !strcmp(f, "np_workload_outer")) {
+				child_ustack_deep++;
+				break;
+			}
 		}
 	}
 }
@@ -1339,7 +1376,7 @@ int main(int argc, char **argv)
 	if (workload) {
 		child_pid = fork();
 		if (child_pid == 0) {
-			np_workload(secs);
+			np_workload_outer(secs);
 			_exit(0);
 		}
 	}
@@ -1512,11 +1549,12 @@ int main(int argc, char **argv)
 		double in = child_samples ? 100.0 * (a + b) / child_samples : 0;
 		double share = a + b ? 100.0 * a / (a + b) : 0;
 
-		printf("workload: %llu samples, hot_a %llu hot_b %llu (%.1f%% in them, hot_a share %.1f%%), user stacks to np_workload %llu/%llu\n",
+		printf("workload: %llu samples, hot_a %llu hot_b %llu (%.1f%% in them, hot_a share %.1f%%), user stacks to np_workload %llu/%llu, to np_workload_outer %llu\n",
 		       (unsigned long long)child_samples,
 		       (unsigned long long)a, (unsigned long long)b, in, share,
 		       (unsigned long long)child_ustack_ok,
-		       (unsigned long long)child_ustack_total);
+		       (unsigned long long)child_ustack_total,
+		       (unsigned long long)child_ustack_deep);
 		for (int i = 0; i < MAX_HITS && child_hits[i].n; i++)
 			printf("  %s %llu\n", child_hits[i].name,
 			       (unsigned long long)child_hits[i].n);
@@ -1535,6 +1573,13 @@ int main(int argc, char **argv)
 		    (cfg.flags & NMIPROF_CF_USER_STACKS) && h.nested_nmi_safe)
 			fail("workload: user stacks reach np_workload in only %llu/%llu",
 			     (unsigned long long)child_ustack_ok,
+			     (unsigned long long)child_ustack_total);
+		else if (child_ustack_total &&
+		    child_ustack_deep * 100 < child_ustack_total * 80 &&
+		    (cfg.flags & NMIPROF_CF_USER_STACKS) && h.nested_nmi_safe)
+			fail("workload: user stacks reach np_workload_outer, %d frames of %d bytes up, in only %llu/%llu",
+			     NP_DEEP_LEVELS + 1, NP_DEEP_FRAME,
+			     (unsigned long long)child_ustack_deep,
 			     (unsigned long long)child_ustack_total);
 	}
 	if (bad_frames) {
