@@ -120,5 +120,12 @@ int np_seg_preorder(const struct np_stacktab *st, uint32_t *mark,
 		    uint32_t **order, uint32_t *nr);
 /* zstd level for a payload of len bytes (level 0 = by size). */
 int np_seg_level(size_t len);
+/*
+ * zstd-compress b into a new buffer behind hdr_size bytes left for the
+ * caller's header (level <= 0: np_seg_level()).  NULL on ENOMEM or a
+ * zstd error; *clen is the compressed length.  store_seg.c.
+ */
+uint8_t *np_seg_compress(size_t hdr_size, const struct np_buf *b, int level,
+			 size_t *clen);
 
 #endif /* NP_STORE_CODEC_H */

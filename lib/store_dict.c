@@ -58,25 +58,6 @@ static uint32_t dict_str(struct np_stacktab *tab, const struct np_stacktab *st,
 	return np_stacktab_str(tab, s, strlen(s));
 }
 
-/* hdr_size bytes of room, then the zstd frame of b; *clen its size. */
-static uint8_t *compress_after(size_t hdr_size, const struct np_buf *b,
-			       int level, size_t *clen)
-{
-	size_t bound = ZSTD_compressBound(b->len);
-	uint8_t *out = malloc(hdr_size + bound);
-
-	if (!out)
-		return NULL;
-	if (level <= 0)
-		level = np_seg_level(b->len);
-	*clen = ZSTD_compress(out + hdr_size, bound, b->p, b->len, level);
-	if (ZSTD_isError(*clen)) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 /*
  * The rows ep->tab gained since the last committed chunk, columns as in
  * a version-3 segment: strings (lengths, bytes); frames (dso << 1 |
@@ -161,7 +142,7 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
 		free(b.p);
 		return b.oom ? -ENOMEM : -EFBIG;
 	}
-	chunk = compress_after(sizeof(*h), &b, level, &clen);
+	chunk = np_seg_compress(sizeof(*h), &b, level, &clen);
 	if (!chunk) {
 		free(b.p);
 		return -ENOMEM;
@@ -227,7 +208,7 @@ static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
 		free(b.p);
 		return b.oom ? -ENOMEM : -EFBIG;
 	}
-	seg = compress_after(sizeof(*h), &b, level, &clen);
+	seg = np_seg_compress(sizeof(*h), &b, level, &clen);
 	if (!seg) {
 		free(b.p);
 		return -ENOMEM;

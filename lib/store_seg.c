@@ -345,6 +345,24 @@ int np_seg_level(size_t len)
 	return len <= NP_SEG_SMALL ? 19 : 9;
 }
 
+uint8_t *np_seg_compress(size_t hdr_size, const struct np_buf *b, int level,
+			 size_t *clen)
+{
+	size_t bound = ZSTD_compressBound(b->len);
+	uint8_t *out = malloc(hdr_size + bound);
+
+	if (!out)
+		return NULL;
+	if (level <= 0)
+		level = np_seg_level(b->len);
+	*clen = ZSTD_compress(out + hdr_size, bound, b->p, b->len, level);
+	if (ZSTD_isError(*clen)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		  int level, void **out, size_t *outlen)
 {
@@ -359,7 +377,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	struct np_seg_hdr *h;
 	uint8_t *seg = NULL;
 	uint32_t flags = 0;
-	size_t bound, clen;
+	size_t clen;
 	int ret = -ENOMEM;
 
 	m.node = calloc(gn, sizeof(*m.node));
@@ -504,17 +522,9 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	 * back before zstd and the output buffer add to the peak. */
 	free_maps(&m, &sorted, &lframe_g, &lstr_g, &lnode, &depth);
 
-	if (level <= 0)
-		level = np_seg_level(b.len);
-	bound = ZSTD_compressBound(b.len);
-	seg = malloc(sizeof(*h) + bound);
+	seg = np_seg_compress(sizeof(*h), &b, level, &clen);
 	if (!seg)
 		goto out;
-	clen = ZSTD_compress(seg + sizeof(*h), bound, b.p, b.len, level);
-	if (ZSTD_isError(clen)) {
-		ret = -EIO;
-		goto out;
-	}
 	h = (struct np_seg_hdr *)seg;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, NP_SEG_MAGIC, sizeof(h->magic));
