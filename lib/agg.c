@@ -21,6 +21,17 @@ struct raw_ent {
 };
 
 /*
+ * The raw cache is only a cache: a miss re-resolves the stack through
+ * the frame memo and finds its entry again.  It pays where a few stacks
+ * take most samples; where most samples are new stacks (10^5 distinct
+ * stacks a minute) it would hold one 16-byte slot per raw stack and hit
+ * nothing.  So it stops growing at RAW_MAX_SLOTS (1 MiB) and is emptied
+ * when full: the hot stacks are back after one sample each.
+ * bench_store_rss --daemon: 8 MiB of the daemon's RSS before the bound.
+ */
+#define RAW_MAX_SLOTS	(1U << 16)
+
+/*
  * Frame memo: (pid, comm, address) -> frame id, direct mapped.  Distinct
  * raw stacks share most of their addresses (callers, the syscall path),
  * so a new raw stack mostly costs memo hits instead of a symbolizer call
@@ -393,12 +404,15 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 	struct np_agg_entry *e;
 
 	raw_hash(s, &h1, &h2);
-	/* load <= 3/4: entries are 24 bytes and there is one per distinct
-	 * raw stack, so this table is a good part of the daemon's RSS */
+	/* load <= 3/4, at most RAW_MAX_SLOTS */
 	if (!a->raw || ((uint64_t)a->raw_used + 1) * 4 >
 		       ((uint64_t)a->raw_mask + 1) * 3) {
-		if (raw_grow(a))
+		if (a->raw && a->raw_mask + 1 >= RAW_MAX_SLOTS) {
+			memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
+			a->raw_used = 0;
+		} else if (raw_grow(a)) {
 			goto nomem;
+		}
 	}
 	r = raw_slot(a->raw, a->raw_mask, h1, h2);
 	if (!(r->h1 | r->h2)) {
