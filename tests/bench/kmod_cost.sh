@@ -29,7 +29,7 @@ kmod_cost_run() {
 			fail "tracepoint filter on handler 0x$_h"
 		echo 1 >$TR/events/nmi/nmi_handler/enable
 	fi
-	nmiprof_ringcheck -t 3 -f 1000 -k 32 -u 32 -r "insmod $MODULES/nmiprof_deepstack.ko \
+	nmiprof_ringcheck -t 3 -f 1000 -k 32 -u 32 -H 4 -r "insmod $MODULES/nmiprof_deepstack.ko \
 cpu=1 depth=40 secs=4 && (timeout 4 taskset -c 0 deep 40 100000 >/dev/null || true)" \
 		>"$RESULTS/$1.txt" 2>&1 || fail "ringcheck ($1): $(tail -n 1 "$RESULTS/$1.txt")"
 	if [ "$2" = trace ]; then

@@ -43,6 +43,11 @@
  *   -G CPU:MS require every gap between two consecutive samples of CPU
  *             to be below MS milliseconds (pacing that survives hotplug)
  *   -r CMD    run "sh -c CMD" once sampling has started (e.g. an insmod)
+ *   -X        with -r: stop sampling as soon as CMD exits (-t is then a
+ *             cap), so a benchmark's samples are those of CMD's lifetime
+ *   -H N      print, per CPU, the N functions kernel-mode samples hit
+ *             most (where the NMIs land; resolved after STOP, so the
+ *             consumer's cost per sample stays that of a bare reader)
  *   -n N      require at least N samples in total (default 1)
  *   -L        require latched nested entries > 0
  *   -E        require samples from unclaimed (external) NMIs > 0
@@ -488,6 +493,16 @@ struct ksample {
 static struct ksample *ks;
 static size_t nks, kscap;
 
+/* -H: the ip of every kernel-mode sample, resolved after STOP. */
+struct kip {
+	uint64_t ip;
+	int cpu;
+};
+
+static int top_kips;
+static struct kip *kips;
+static size_t nkips, kipcap;
+
 static void hit(struct hit *h, const char *name)
 {
 	for (int i = 0; i < MAX_HITS; i++) {
@@ -554,6 +569,15 @@ static void consume_sample(struct ring *r, int cpu,
 		fail("cpu %d: kstack[0] %llx != ip %llx", cpu,
 		     (unsigned long long)kst[0], (unsigned long long)s->ip);
 
+	if (top_kips && !(s->hdr.common_flags & NMIPROF_RF_USER_MODE)) {
+		if (nkips == kipcap) {
+			kipcap = kipcap ? 2 * kipcap : 65536;
+			kips = realloc(kips, kipcap * sizeof(*kips));
+			if (!kips)
+				abort();
+		}
+		kips[nkips++] = (struct kip){ .ip = s->ip, .cpu = cpu };
+	}
 	if (nr_expects || gap_cpu >= 0) {
 		if (nks == kscap) {
 			kscap = kscap ? 2 * kscap : 65536;
@@ -1249,6 +1273,42 @@ static void check_gap(void)
 		     gap_cpu, gap / 1e6, gap_max_ms);
 }
 
+static int hit_cmp(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
+}
+
+/* -H: where on each CPU the NMIs found the kernel. */
+static void print_top_kips(void)
+{
+	static struct hit h[MAX_HITS];
+
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		uint64_t n = 0;
+
+		memset(h, 0, sizeof(h));
+		for (size_t i = 0; i < nkips; i++) {
+			const char *name;
+
+			if (kips[i].cpu != cpu)
+				continue;
+			name = sym_find(&ksyms, kips[i].ip);
+			hit(h, name ? name : "?");
+			n++;
+		}
+		if (!n)
+			continue;
+		qsort(h, MAX_HITS, sizeof(h[0]), hit_cmp);
+		printf("cpu %d: kernel-mode samples %llu, top:", cpu,
+		       (unsigned long long)n);
+		for (int i = 0; i < top_kips && i < MAX_HITS && h[i].n; i++)
+			printf(" %s %.1f%%", h[i].name, 100.0 * h[i].n / n);
+		printf("\n");
+	}
+}
+
 static bool cpu_named(const struct nmiprof_config *cfg, int cpu)
 {
 	return cfg->cpumask[cpu / 64] & (1ULL << (cpu % 64));
@@ -1262,7 +1322,8 @@ int main(int argc, char **argv)
 	struct nmiprof_cpu_stats cs[MAX_CPUS];
 	double secs = 3, t_end;
 	bool stall = false, workload = false, want_latched = false;
-	bool bad_frames = false, want_external = false;
+	bool bad_frames = false, want_external = false, until_cmd = false;
+	int cmd_status = 0;
 	const char *run_cmd = NULL, *ia32_prog = NULL;
 	pid_t cmd_pid = 0;
 	uint64_t external = 0;
@@ -1275,7 +1336,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:n:LEF:B")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:XH:n:LEF:B")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -1305,6 +1366,8 @@ int main(int argc, char **argv)
 		case 'P': bad_frames = true; break;
 		case 'm': ia32_prog = optarg; break;
 		case 'r': run_cmd = optarg; break;
+		case 'X': until_cmd = true; break;
+		case 'H': top_kips = atoi(optarg); break;
 		case 'x': {
 			struct expect *x = &expects[nr_expects++];
 
@@ -1427,6 +1490,11 @@ int main(int argc, char **argv)
 		for (int cpu = 0; cpu < nr_cpus; cpu++)
 			if (rings[cpu].mapped)
 				consume(cpu);
+		if (until_cmd && cmd_pid > 0 &&
+		    waitpid(cmd_pid, &cmd_status, WNOHANG) == cmd_pid) {
+			cmd_pid = -cmd_pid;	/* reaped */
+			break;
+		}
 	}
 	if (ioctl(fd, NMIPROF_IOC_STOP))
 		fail("STOP: %s", strerror(errno));
@@ -1443,11 +1511,13 @@ int main(int argc, char **argv)
 			     ia32_prog, status);
 	}
 	if (cmd_pid) {
-		int status;
-
-		waitpid(cmd_pid, &status, 0);
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
+		if (cmd_pid > 0)
+			waitpid(cmd_pid, &cmd_status, 0);
+		if (!WIFEXITED(cmd_status) || WEXITSTATUS(cmd_status))
 			fail("-r %s failed", run_cmd);
+		if (until_cmd && cmd_pid > 0)
+			fail("-X: -r %s still ran after -t %g s", run_cmd,
+			     secs);
 	}
 	/* Stopped: everything produced is in the rings now. */
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
@@ -1607,6 +1677,8 @@ int main(int argc, char **argv)
 			     (unsigned long long)ia32_chain,
 			     (unsigned long long)ia32_leaf);
 	}
+	if (top_kips)
+		print_top_kips();
 	check_expects();
 	check_gap();
 out:

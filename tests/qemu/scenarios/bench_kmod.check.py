@@ -51,17 +51,26 @@ out = ["==== RESULTS %s %s: TCG, %s" % (scenario, kver, clock),
        "     host load (1/5/15 min) at start %s, end %s; guest %s" % (
            load, host.get("host_loadavg_end", "?"), guest[0] if guest else "?")]
 
-# (b) slowdown: "run TOOL ROUND SECONDS [note]" per run.
+# (b) slowdown: "run TOOL ROUND SECONDS [note]" per run; the note holds
+# the samples taken ("total: samples N", "N samples").
 runs = {}
 by_round = {}
+nsamples = {}
 for line in (read("runs.txt") if slowdown else "").splitlines():
     f = line.split()
     if len(f) >= 4 and f[0] == "run":
         runs.setdefault(f[1], []).append(float(f[3]))
         by_round.setdefault(int(f[2]), {})[f[1]] = float(f[3])
-tools = ["base", "nmiprof", "nmiprof_raw", "perf"]
+        m = re.search(r"samples (\d+)|(\d+) samples", line)
+        if m:
+            nsamples.setdefault(f[1], []).append(int(m.group(1) or m.group(2)))
+tools = ["base", "nmiprof", "nmiprof_raw", "nmiprof_ustack", "nmiprof_nostack",
+         "perf_nog", "perf"]
 label = {"base": "alone", "nmiprof": "nmiprof record -a (kmod)",
          "nmiprof_raw": "nmiprof.ko + raw ring drain",
+         "nmiprof_ustack": "  same, user stacks only",
+         "nmiprof_nostack": "  same, no stacks (floor)",
+         "perf_nog": "perf record -a (cpu-clock)",
          "perf": "perf record -a -g (cpu-clock)"}
 for t in tools if slowdown else []:
     if not runs.get(t):
@@ -85,6 +94,31 @@ if slowdown and all(runs.get(t) for t in tools):
     for t in ("nmiprof", "nmiprof_raw"):
         r = "%.2f" % (slow[t] / slow["perf"]) if slow["perf"] > 0 else "n/a"
         out.append("    ratio %s/perf slowdown: %s  (target <= 0.50)" % (t, r))
+    # Under icount the extra span is the extra instructions of both vCPUs,
+    # so this is each sample's whole cost: timer, IPI or interrupt, handler,
+    # and the consumer's share.  nmiprof record counts the samples of its
+    # whole run (a little before the job starts), so its figure is low.
+    out.append("  instructions per sample, all in (extra span / samples taken):")
+    for t in tools[1:]:
+        n = nsamples.get(t)
+        if not n or not median(n):
+            out.append("    %-30s ? (no sample count)" % label[t])
+            continue
+        per = (median(runs[t]) - b) * 1e9 / median(n)
+        out.append("    %-30s %6.0f  (median %d samples)%s" % (
+            label[t], per, median(n),
+            "  = %.2f x perf -g" % (per / ((median(runs["perf"]) - b) * 1e9 /
+                                         median(nsamples["perf"])))
+            if nsamples.get("perf") and t != "perf" else ""))
+    # Where the raw runs' NMIs landed: user or kernel mode, stack depths.
+    for line in read("nmiprof_raw.1.txt").splitlines():
+        m = re.match(r"^cpu (\d+): samples (\d+) .*avg kframes ([\d.]+) avg uframes "
+                     r"([\d.]+) user (\d+)", line)
+        if m:
+            out.append("    raw run 1 cpu %s: %s samples, %s in user mode; avg kernel frames "
+                       "%s, user frames %s" % m.group(1, 2, 5, 3, 4))
+        elif re.match(r"^cpu \d+: kernel-mode samples", line):
+            out.append("    raw run 1 " + line)
 
 # (a) handler cost.  The module: "cpu N: samples ... cost ns min A avg B max
 # C p50< D p99< E" and "cpu N: hist h0 h1 ..." (bucket b: ns < 2^(b+7)).
@@ -140,6 +174,12 @@ for name, title in (("cost_module.txt", "module stats, tracepoint off"),
                    "  p50 in %s  p99 in %s" % (c, title, n, kf, uf, mn, avg, mx,
                                                bucket(h, 50) if h else "?",
                                                bucket(h, 99) if h else "?"))
+for line in read("cost_module.txt").splitlines():
+    m = re.match(r"^cpu (\d+): samples (\d+) .* user (\d+) ", line)
+    if m:
+        out.append("    cpu %s tracepoint off: %s of %s samples in user mode" % m.group(1, 3, 2))
+    elif re.match(r"^cpu \d+: kernel-mode samples", line):
+        out.append("    " + line)
 # The tracepoint times every call of our NMI_LOCAL handler, including the
 # ones that take no sample (an NMI of another user, or one owed after two
 # IPIs were claimed at once: tens of ns).  The module counts the calls

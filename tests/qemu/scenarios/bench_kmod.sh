@@ -15,8 +15,12 @@
 #      interleaved rounds:
 #      alone; under `nmiprof record -a` (module + the CLI draining the
 #      rings, symbolizing and writing its profile file); under the module
-#      with the minimal raw ring consumer (nmiprof_ringcheck, no file); and
-#      under `perf record -F 1000 -a -g` (writing perf.data).
+#      with the minimal raw ring consumer (nmiprof_ringcheck, no file),
+#      with the default stacks (64 frames each), with user stacks only
+#      (-k 0) and with no stacks at all (-k 0 -U: the floor of timer, IPI,
+#      NMI entry/exit and a bare record); and under `perf record -F 1000
+#      -a` without and with -g (writing perf.data).  The host divides each
+#      extra span by the samples taken: instructions per sample, all in.
 # The guest writes raw figures to $RESULTS; bench_kmod.check.py computes
 # medians, spreads and percentiles on the host and prints the RESULTS block.
 # Run: tests/qemu/bench.py run --build-dir build bench_kmod  (or
@@ -74,6 +78,23 @@ record() {
 copies $(cut -d' ' -f3 /tmp/j1 /tmp/j2 | tr '\n' ' ')$3" | tee -a "$RESULTS/runs.txt"
 }
 
+# raw TOOL ROUND ringcheck-options: the job under the module and
+# nmiprof_ringcheck (the bare reader), one line in runs.txt
+raw() {
+	_t=$1 _r=$2
+	shift 2
+	rm -f /tmp/j1 /tmp/j2 /tmp/t0 /tmp/t1
+	nmiprof_ringcheck -t "$RAW_T" -f 1000 -X "$@" -r "sh /tmp/job.sh" \
+		>"$RESULTS/$_t.$_r.txt" 2>&1 || fail "ringcheck $_t run $_r: \
+$(tail -n 1 "$RESULTS/$_t.$_r.txt")"
+	record "$_t" "$_r" "$(grep -m1 'total' "$RESULTS/$_t.$_r.txt")"
+}
+# the samples in /tmp/perf.data
+perf_samples() {
+	echo "$(perf report -D -i /tmp/perf.data 2>/dev/null |
+		grep -c 'PERF_RECORD_SAMPLE') samples"
+}
+
 sh /tmp/job.sh		# warm-up: page cache, TCG translation
 r=0
 while [ $r -lt $REPS ]; do
@@ -101,22 +122,26 @@ while [ $r -lt $REPS ]; do
 	record nmiprof $r "$(grep -m1 samples "$RESULTS/np_record.$r.txt")"
 	rm -f /tmp/np.prof
 
-	# The module with the minimal consumer: what the kernel side costs.
-	# -t: long enough for the job (deterministic time under icount).
+	# The module with the minimal consumer: what the kernel side costs,
+	# with the default stacks, user stacks only, and none.  -X: sampling
+	# ends when the job does, so the samples counted are the job's; -H:
+	# where the NMIs land (resolved after the run).
+	raw nmiprof_raw $r -H 4
+	raw nmiprof_ustack $r -k 0
+	raw nmiprof_nostack $r -k 0 -U
+
 	rm -f /tmp/j1 /tmp/j2 /tmp/t0 /tmp/t1
-	nmiprof_ringcheck -t "$RAW_T" -f 1000 -r "sh /tmp/job.sh" \
-		>"$RESULTS/np_raw.$r.txt" 2>&1 || fail "ringcheck raw run $r: \
-$(tail -n 1 "$RESULTS/np_raw.$r.txt")"
-	record nmiprof_raw $r "$(grep -m1 'total' "$RESULTS/np_raw.$r.txt")"
+	perf record -F 1000 -a -B -N -o /tmp/perf.data -- sh /tmp/job.sh \
+		>"$RESULTS/perf_nog.$r.txt" 2>&1 || fail "perf record (no -g) run $r exited with $?"
+	record perf_nog $r "$(perf_samples)"
+	rm -f /tmp/perf.data
 
 	# -B -N: no build-id pass at the end (Debian's perf 6.1 sometimes
 	# aborts in it); it runs after the job, so the figure is the same.
 	rm -f /tmp/j1 /tmp/j2 /tmp/t0 /tmp/t1
 	perf record -F 1000 -a -g -B -N -o /tmp/perf.data -- sh /tmp/job.sh \
 		>"$RESULTS/perf_record.$r.txt" 2>&1 || fail "perf record run $r exited with $?"
-	record perf $r "$(grep -io 'captured and wrote.*' "$RESULTS/perf_record.$r.txt" |
-		tr -d ']') $(perf report -D -i /tmp/perf.data 2>/dev/null |
-		grep -c 'PERF_RECORD_SAMPLE') samples"
+	record perf $r "$(perf_samples)"
 	rm -f /tmp/perf.data
 done
 check "rmmod nmiprof" rmmod nmiprof
