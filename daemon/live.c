@@ -21,11 +21,23 @@
  * them a lookup).  A busy machine mmaps all the time; invalidating
  * everything on every mmap would empty the caches.
  *
- * The stack table only grows, so when it passes NPD_LIVE_STACKS_BYTES it
- * is rebuilt (at a second boundary) from the stacks the ring still
- * references: the window's data survives, stacks that aged out go.
+ * Memory.  The seconds' tables and the stack table together stay under
+ * a budget (NPD_LIVE_BUDGET): at 10^5 distinct stacks a minute, 300 s of
+ * per-second tables would take 100+ MiB.  When a table must grow past
+ * it, the oldest seconds are dropped first: a live view is about the
+ * last few seconds, and the store keeps everything.  Queries report the
+ * seconds they actually cover.  Only when the current second alone fills
+ * the budget are samples of new keys counted without a key (top's
+ * "matched" falls short of "samples").
+ *
+ * The stack table only grows, so when it passes half the budget it is
+ * rebuilt (at a second boundary) from the stacks the ring still
+ * references: the window's data survives, stacks that aged out go.  If
+ * the window's own stacks still take over a quarter of the budget, the
+ * older half of the window goes too, until they do not.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,24 +45,25 @@
 #include "stacktab.h"
 
 /*
- * Past this many distinct keys in one second, or when the tables of all
- * seconds together would pass NPD_LIVE_MAX_BYTES, samples of new keys are
- * only counted (top's "matched" then falls short of "samples"): a fork
- * storm must not turn the live ring into gigabytes.
+ * Tables and stack table, not counting the fixed caches (~500 KiB).
+ * bench_store_rss --daemon: with 10^5 distinct stacks a minute at 5 kHz
+ * per CPU this holds ~10 s; at a few thousand stacks, all 300.
  */
+#define NPD_LIVE_BUDGET		(4U << 20)
+/* Past this many distinct keys in one second, new keys are only counted. */
 #define NPD_LIVE_MAX_KEYS	(1U << 16)
-#define NPD_LIVE_MAX_BYTES	(32U << 20)
 #define NPD_LIVE_MIN_CAP	64U
 #define NPD_LIVE_MAX_DEPTH	256	/* frames kept of a sample, innermost */
 #define NPD_LIVE_CACHE_BITS	12	/* 4096 entries, 96 KiB */
 #define NPD_LIVE_PIDGEN_BITS	10	/* 1024 pid buckets, 4 KiB */
 #define NPD_LIVE_SCACHE_BITS	14	/* 16384 stacks, 384 KiB */
-#define NPD_LIVE_STACKS_BYTES	(16U << 20)	/* stack table before a rebuild */
 #define NPD_KERNEL_PID		UINT32_MAX	/* kernel addresses: any pid */
 
+/* 20 bytes: the comm is a string of the stack table. */
 struct npd_live_ent {
-	uint32_t stack, pid, cpu, count;	/* count 0: empty */
-	char comm[NMIPROF_COMM_LEN];
+	uint32_t stack, pid, cpu;
+	uint32_t comm;		/* string id in npd_live.frames */
+	uint32_t count;		/* 0: empty */
 };
 
 struct npd_live_slot {
@@ -79,7 +92,8 @@ struct npd_live {
 	uint32_t nslots;
 	struct npd_live_slot *slots;
 	size_t ents;		/* table entries held by all slots */
-	struct np_stacktab *frames;	/* frames and the stacks' call trie */
+	struct np_stacktab *frames;	/* frames, comms, the stacks' call trie */
+	size_t budget;			/* tables + stack table, bytes */
 	size_t rebuild_at;		/* stack table bytes that trigger a rebuild */
 	np_symbolize_fn symbolize;
 	void *symbolize_arg;
@@ -103,7 +117,8 @@ struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
 	l->frames = np_stacktab_new();
 	l->cache = calloc(1U << NPD_LIVE_CACHE_BITS, sizeof(*l->cache));
 	l->scache = calloc(1U << NPD_LIVE_SCACHE_BITS, sizeof(*l->scache));
-	l->rebuild_at = NPD_LIVE_STACKS_BYTES;
+	l->budget = NPD_LIVE_BUDGET;
+	l->rebuild_at = NPD_LIVE_BUDGET / 2;
 	if (!l->slots || !l->frames || !l->cache || !l->scache) {
 		npd_live_free(l);
 		return NULL;
@@ -132,36 +147,84 @@ void npd_live_set_stack_budget(struct npd_live *l, size_t bytes)
 	l->rebuild_at = bytes;
 }
 
+void npd_live_set_budget(struct npd_live *l, size_t bytes)
+{
+	l->budget = bytes;
+	l->rebuild_at = bytes / 2;
+}
+
 uint32_t npd_live_seconds(const struct npd_live *l)
 {
 	return l->nslots;
 }
 
+/* What the budget counts: every second's table and the stack table. */
+static size_t npd_live_budgeted(const struct npd_live *l)
+{
+	return l->ents * sizeof(struct npd_live_ent) + np_stacktab_mem(l->frames);
+}
+
 size_t npd_live_mem(const struct npd_live *l)
 {
-	size_t m = sizeof(*l) + l->nslots * sizeof(*l->slots) +
-		   (sizeof(*l->cache) << NPD_LIVE_CACHE_BITS) +
-		   (sizeof(*l->scache) << NPD_LIVE_SCACHE_BITS);
-
-	for (uint32_t i = 0; i < l->nslots; i++)
-		m += (size_t)l->slots[i].cap * sizeof(struct npd_live_ent);
-	return m + np_stacktab_mem(l->frames);
+	return sizeof(*l) + l->nslots * sizeof(*l->slots) +
+	       (sizeof(*l->cache) << NPD_LIVE_CACHE_BITS) +
+	       (sizeof(*l->scache) << NPD_LIVE_SCACHE_BITS) +
+	       npd_live_budgeted(l);
 }
 
 static uint32_t npd_live_hash(uint32_t stack, uint32_t pid, uint32_t cpu,
-			      const char *comm)
+			      uint32_t comm)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 
 	h = (h ^ stack) * 0x100000001b3ULL;
 	h = (h ^ pid) * 0x100000001b3ULL;
 	h = (h ^ cpu) * 0x100000001b3ULL;
-	for (unsigned int i = 0; i < NMIPROF_COMM_LEN && comm[i]; i++)
-		h = (h ^ (unsigned char)comm[i]) * 0x100000001b3ULL;
+	h = (h ^ comm) * 0x100000001b3ULL;
 	return (uint32_t)(h ^ (h >> 29));
 }
 
-static void npd_live_rebuild(struct npd_live *l);
+static void npd_live_drop(struct npd_live *l, struct npd_live_slot *s)
+{
+	free(s->tab);
+	l->ents -= s->cap;
+	memset(s, 0, sizeof(*s));
+	s->sec = UINT64_MAX;
+}
+
+/* Drop the oldest second other than keep.  0, or -1 if there is none. */
+static int npd_live_drop_oldest(struct npd_live *l, uint64_t keep)
+{
+	struct npd_live_slot *old = NULL;
+
+	for (uint32_t i = 0; i < l->nslots; i++) {
+		struct npd_live_slot *s = &l->slots[i];
+
+		if (s->sec != UINT64_MAX && s->sec != keep &&
+		    (!old || s->sec < old->sec))
+			old = s;
+	}
+	if (!old)
+		return -1;
+	npd_live_drop(l, old);
+	return 0;
+}
+
+/* Drop the older half of the seconds other than keep.  -1 if none. */
+static int npd_live_drop_older_half(struct npd_live *l, uint64_t keep)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < l->nslots; i++)
+		n += l->slots[i].sec != UINT64_MAX && l->slots[i].sec != keep;
+	if (!n)
+		return -1;
+	for (n = (n + 1) / 2; n; n--)
+		npd_live_drop_oldest(l, keep);
+	return 0;
+}
+
+static void npd_live_rebuild(struct npd_live *l, uint64_t keep);
 
 /* The slot for sec, recycled if it holds an older second. */
 static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
@@ -174,10 +237,7 @@ static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
 		return NULL;	/* older than the ring: too late to count */
 	/* Shrink a table a burst left oversized, else just clear it. */
 	if (s->cap > NPD_LIVE_MIN_CAP && s->nr < s->cap / 8) {
-		free(s->tab);
-		l->ents -= s->cap;
-		s->tab = NULL;
-		s->cap = 0;
+		npd_live_drop(l, s);
 	} else if (s->tab) {
 		memset(s->tab, 0, (size_t)s->cap * sizeof(*s->tab));
 	}
@@ -186,7 +246,7 @@ static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
 	s->nr = 0;
 	/* Once a second at most, and with one slot less to carry over. */
 	if (np_stacktab_mem(l->frames) > l->rebuild_at)
-		npd_live_rebuild(l);
+		npd_live_rebuild(l, sec);
 	return s;
 }
 
@@ -201,7 +261,7 @@ static struct npd_live_ent *npd_live_find(struct npd_live_ent *tab, uint32_t cap
 		if (!e->count)
 			return e;
 		if (e->stack == key->stack && e->pid == key->pid &&
-		    e->cpu == key->cpu && !strncmp(e->comm, key->comm, NMIPROF_COMM_LEN))
+		    e->cpu == key->cpu && e->comm == key->comm)
 			return e;
 	}
 }
@@ -211,8 +271,11 @@ static int npd_live_grow(struct npd_live *l, struct npd_live_slot *s)
 	uint32_t cap = s->cap ? s->cap * 2 : NPD_LIVE_MIN_CAP;
 	struct npd_live_ent *tab;
 
-	if ((l->ents - s->cap + cap) * sizeof(*tab) > NPD_LIVE_MAX_BYTES)
-		return -ENOSPC;
+	/* Room from the oldest seconds first: the newest matter most. */
+	while (npd_live_budgeted(l) + (size_t)(cap - s->cap) * sizeof(*tab) >
+	       l->budget)
+		if (npd_live_drop_oldest(l, s->sec))
+			return -ENOSPC;
 	tab = calloc(cap, sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
@@ -322,12 +385,11 @@ static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
 }
 
 /*
- * The stack table past its budget: re-intern the stacks the ring still
- * counts into a fresh table and renumber the entries.  On ENOMEM the
- * ring is emptied instead (a live view may lose its window, never the
- * daemon its memory).
+ * Re-intern the stacks and comms the ring still counts into a fresh
+ * table and renumber the entries.  On ENOMEM the ring is emptied instead
+ * (a live view may lose its window, never the daemon its memory).
  */
-static void npd_live_rebuild(struct npd_live *l)
+static void npd_live_reintern(struct npd_live *l)
 {
 	struct np_stacktab *nt = np_stacktab_new();
 	const struct np_sym *fr[NPD_LIVE_MAX_DEPTH];
@@ -339,6 +401,7 @@ static void npd_live_rebuild(struct npd_live *l)
 
 		for (uint32_t j = 0; j < s->cap && !failed; j++) {
 			struct npd_live_ent *e = &s->tab[j];
+			const char *comm;
 			unsigned int n;
 
 			if (!e->count)
@@ -346,9 +409,11 @@ static void npd_live_rebuild(struct npd_live *l)
 			n = np_stacktab_walk(l->frames, e->stack, fr, NPD_LIVE_MAX_DEPTH);
 			for (unsigned int k = 0; k < n; k++)
 				sy[k] = *fr[k];
-			/* Same id in every slot, so the hash position is kept. */
+			/* Same ids in every slot, so the hash position is kept. */
 			e->stack = np_stacktab_stack(nt, sy, n);
-			failed = e->stack == NP_ID_NONE;
+			comm = np_stacktab_str_get(l->frames, e->comm);
+			e->comm = np_stacktab_str(nt, comm, strlen(comm));
+			failed = e->stack == NP_ID_NONE || e->comm == NP_ID_NONE;
 		}
 	}
 	/*
@@ -389,10 +454,20 @@ static void npd_live_rebuild(struct npd_live *l)
 	}
 	memset(l->cache, 0, sizeof(*l->cache) << NPD_LIVE_CACHE_BITS);
 	memset(l->scache, 0, sizeof(*l->scache) << NPD_LIVE_SCACHE_BITS);
-	/* A window that alone fills the budget must not rebuild every second. */
-	l->rebuild_at = np_stacktab_mem(l->frames) * 2;
-	if (l->rebuild_at < NPD_LIVE_STACKS_BYTES)
-		l->rebuild_at = NPD_LIVE_STACKS_BYTES;
+}
+
+/*
+ * The stack table past rebuild_at: keep only what the ring references,
+ * and if that alone is over a quarter of the budget, the older half of
+ * the window goes, again, until it is not.  keep: the second being
+ * started (empty), never dropped.
+ */
+static void npd_live_rebuild(struct npd_live *l, uint64_t keep)
+{
+	npd_live_reintern(l);
+	while (np_stacktab_mem(l->frames) > l->budget / 4 &&
+	       !npd_live_drop_older_half(l, keep))
+		npd_live_reintern(l);
 }
 
 void npd_live_sample(struct npd_live *l, uint64_t sec, const struct np_sample *smp)
@@ -403,10 +478,20 @@ void npd_live_sample(struct npd_live *l, uint64_t sec, const struct np_sample *s
 	if (!s)
 		return;
 	s->samples++;
+	/*
+	 * New stacks grow the stack table: past the budget, make room from
+	 * the oldest seconds, or count the sample without a key.
+	 */
+	while (npd_live_budgeted(l) > l->budget)
+		if (npd_live_drop_oldest(l, sec))
+			return;
 	key.stack = npd_live_stack(l, smp);
 	if (key.stack == NP_ID_NONE)
 		return;
-	memcpy(key.comm, smp->comm, strnlen(smp->comm, NMIPROF_COMM_LEN - 1));
+	key.comm = np_stacktab_str(l->frames, smp->comm,
+				   strnlen(smp->comm, NMIPROF_COMM_LEN - 1));
+	if (key.comm == NP_ID_NONE)
+		return;
 	if ((s->nr + 1) * 2 > s->cap) {
 		if (s->nr >= NPD_LIVE_MAX_KEYS || npd_live_grow(l, s))
 			goto full;
@@ -463,8 +548,7 @@ static struct npd_live_row *npd_rows_find(struct npd_live_rows *r,
 		if (!row->count)
 			return row;
 		if (row->key.stack == key->stack && row->key.pid == key->pid &&
-		    row->key.cpu == key->cpu &&
-		    !strncmp(row->key.comm, key->comm, NMIPROF_COMM_LEN))
+		    row->key.cpu == key->cpu && row->key.comm == key->comm)
 			return row;
 	}
 }
@@ -509,17 +593,20 @@ static int npd_row_cmp(const void *a, const void *b)
 		return x->key.pid < y->key.pid ? -1 : 1;
 	if (x->key.cpu != y->key.cpu)
 		return x->key.cpu < y->key.cpu ? -1 : 1;
-	return strncmp(x->key.comm, y->key.comm, NMIPROF_COMM_LEN);
+	if (x->key.comm != y->key.comm)
+		return x->key.comm < y->key.comm ? -1 : 1;
+	return 0;
 }
 
-static int npd_live_match(int64_t pid, int32_t cpu, const char *comm,
-			  const struct npd_live_ent *e)
+static int npd_live_match(const struct npd_live *l, int64_t pid, int32_t cpu,
+			  const char *comm, const struct npd_live_ent *e)
 {
 	if (pid >= 0 && e->pid != (uint64_t)pid)
 		return 0;
 	if (cpu >= 0 && e->cpu != (uint32_t)cpu)
 		return 0;
-	if (comm[0] && strncmp(e->comm, comm, NMIPROF_COMM_LEN))
+	if (comm[0] && strncmp(np_stacktab_str_get(l->frames, e->comm), comm,
+			       NMIPROF_COMM_LEN))
 		return 0;
 	return 1;
 }
@@ -554,7 +641,7 @@ static int64_t npd_live_window(struct npd_live *l, uint64_t now_sec,
 		for (uint32_t j = 0; j < s->cap; j++) {
 			const struct npd_live_ent *e = &s->tab[j];
 
-			if (!e->count || !npd_live_match(pid, cpu, comm, e))
+			if (!e->count || !npd_live_match(l, pid, cpu, comm, e))
 				continue;
 			*matched += e->count;
 			if (fn(e, arg))
@@ -605,10 +692,10 @@ static int npd_top_visit(const struct npd_live_ent *e, void *arg)
 	case NP_CTL_SORT_PID:
 		key.pid = e->pid;
 		/* pid reuse and exec: a pid row is (pid, comm) */
-		memcpy(key.comm, e->comm, NMIPROF_COMM_LEN);
+		key.comm = e->comm;
 		break;
 	case NP_CTL_SORT_COMM:
-		memcpy(key.comm, e->comm, NMIPROF_COMM_LEN);
+		key.comm = e->comm;
 		break;
 	}
 	return npd_rows_add(&c->rows, &key, e->count);
@@ -637,8 +724,8 @@ static int npd_live_emit(struct npd_live *l, const struct np_ctl_top_query *q,
 		/* a pid row also names its command */
 		__attribute__((fallthrough));
 	case NP_CTL_SORT_COMM:
-		memcpy(e->comm, row->key.comm, NMIPROF_COMM_LEN);
-		e->comm[NMIPROF_COMM_LEN - 1] = '\0';
+		snprintf(e->comm, sizeof(e->comm), "%s",
+			 np_stacktab_str_get(l->frames, row->key.comm));
 		break;
 	}
 	return 0;
@@ -751,8 +838,8 @@ int npd_live_stacks(struct npd_live *l, uint64_t now_sec,
 		st->samples = v[i].count;
 		st->pid = v[i].key.pid;
 		st->cpu = (int32_t)v[i].key.cpu;
-		memcpy(st->comm, v[i].key.comm, NMIPROF_COMM_LEN);
-		st->comm[NMIPROF_COMM_LEN - 1] = '\0';
+		snprintf(st->comm, sizeof(st->comm), "%s",
+			 np_stacktab_str_get(l->frames, v[i].key.comm));
 		depth = np_stacktab_depth(l->frames, node);
 		st->frames = calloc(depth ? depth : 1, sizeof(*st->frames));
 		if (!st->frames)

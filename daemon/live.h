@@ -48,7 +48,12 @@ int npd_live_top(struct npd_live *l, uint64_t now_sec,
  */
 int npd_live_stacks(struct npd_live *l, uint64_t now_sec,
 		    const struct np_ctl_stacks_query *q, struct np_ctl_stacks *t);
-/* Stack table bytes before it is rebuilt (tests; default 16 MiB). */
+/*
+ * Bytes the seconds' tables and the stack table may hold together
+ * (default 4 MiB; the oldest seconds go first), and the stack table
+ * bytes that trigger its rebuild (default half the budget).  For tests.
+ */
+void npd_live_set_budget(struct npd_live *l, size_t bytes);
 void npd_live_set_stack_budget(struct npd_live *l, size_t bytes);
 uint32_t npd_live_seconds(const struct npd_live *l);
 size_t npd_live_mem(const struct npd_live *l);
