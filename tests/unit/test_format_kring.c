@@ -8,7 +8,8 @@
  * an unknown extra field and no common/regular separator; pad records,
  * wrap-around of the free-running counters, LOST and LOCKUP records,
  * early stop, unknown record types, missing required fields and
- * malformed records.
+ * malformed records; the sample fast path (frames handed on in place
+ * when aligned, copied when not; short records read field by field).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -424,6 +425,104 @@ static void test_new_layout(void)
 	np_format_free(f);
 }
 
+/*
+ * An oldest-style sample: no flags field (common_flags stands in), an
+ * 8-byte comm near the end and nothing after the fixed part but the
+ * frames, so a record without frames is too short for the fast path's
+ * whole-word loads.
+ */
+static const struct layout short_sample = {
+	"sample", NMIPROF_REC_SAMPLE, 1, 0, 56, {
+	F("unsigned short", common_type, 0, 2),
+	F("unsigned short", common_flags, 2, 2),
+	F("unsigned int", common_size, 4, 4),
+	F("u64", time_ns, 8, 8),
+	F("u64", ip, 16, 8),
+	F("u32", cpu, 24, 4),
+	F("u32", pid, 28, 4),
+	F("u32", tid, 32, 4),
+	{ "__data_loc u64[] kstack", "kstack", 36, 4 },
+	{ "__data_loc u64[] ustack", "ustack", 40, 4 },
+	{ "char comm[8]", "comm", 44, 8 },
+	F("u16", nr_kframes, 52, 2),
+	F("u16", nr_uframes, 54, 2),
+	{ 0 } } };
+
+struct where {
+	const uint64_t *kframes, *uframes;
+	int n;
+};
+
+static int where(const struct np_event *ev, void *arg)
+{
+	struct where *w = arg;
+
+	w->kframes = ev->sample.kframes;
+	w->uframes = ev->sample.uframes;
+	w->n++;
+	return 0;
+}
+
+static void test_sample_paths(void)
+{
+	struct np_format *f = abi_format();
+	uint64_t buf[2048 / 8 + 1];	/* 8-byte aligned, as a ring is */
+	uint8_t *rec = (uint8_t *)buf, *odd = (uint8_t *)buf + 1024 + 4;
+	struct where w = { 0 };
+	struct got g = { 0 };
+	char err[256];
+	const char *t;
+	uint32_t size;
+
+	size = build(&abi_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
+	fill_sample(&abi_sample, rec, 1);
+	/* in a ring: the frames are handed on where they lie */
+	CHECK(np_format_decode(f, rec, size, where, &w) == 0 && w.n == 1);
+	CHECK(w.kframes == (const uint64_t *)(rec + NMIPROF_LOC_OFF(
+		((struct nmiprof_sample *)rec)->kstack)));
+	CHECK(w.uframes == w.kframes + 3);
+	/* misaligned (not from a ring): copied, and the same event */
+	memmove(odd, rec, size);
+	CHECK(np_format_decode(f, odd, size, where, &w) == 0 && w.n == 2);
+	CHECK((const uint8_t *)w.kframes < odd || (const uint8_t *)w.kframes >= odd + size);
+	CHECK(np_format_decode(f, odd, size, collect, &g) == 0);
+	check_sample(&g, 0, 1);
+	/* a kstack that claims more than the record holds is refused */
+	put(&abi_sample, rec, "kstack", NMIPROF_LOC(size - 16, 24));
+	CHECK(np_format_decode(f, rec, size, collect, &g) == -EINVAL && g.n == 1);
+	np_format_free(f);
+
+	/* short records: no frames, so read field by field */
+	f = np_format_new();
+	t = format_text(&short_sample, NULL);
+	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
+	size = build(&short_sample, rec, NMIPROF_RF_IN_NMI, NULL, 0, NULL, 0);
+	fill_sample(&short_sample, rec, 7);
+	memcpy(rec + 44, "abcdefgh", 8);	/* no NUL: cut at 8 */
+	put(&short_sample, rec, "kstack", NMIPROF_LOC(size, 0));
+	memset(&g, 0, sizeof(g));
+	CHECK(np_format_decode(f, rec, size, collect, &g) == 0 && g.n == 1);
+	CHECK(g.ev[0].sample.cpu == 7 && g.ev[0].sample.pid == 4242 &&
+	      g.ev[0].sample.tid == 4243 && g.ev[0].sample.ip == KF[0] &&
+	      g.ev[0].sample.time_ns == 123456789);
+	CHECK(g.ev[0].sample.flags == NMIPROF_RF_IN_NMI);
+	CHECK(!strcmp(g.ev[0].sample.comm, "abcdefgh"));
+	CHECK(g.ev[0].sample.nr_kframes == 0 && g.ev[0].sample.nr_uframes == 0);
+	/* the same layout with frames: whole-word loads, same answers */
+	size = build(&short_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
+	fill_sample(&short_sample, rec, 7);
+	memcpy(rec + 44, "abcdefgh", 8);
+	CHECK(np_format_decode(f, rec, size, collect, &g) == 0 && g.n == 2);
+	CHECK(!strcmp(g.ev[1].sample.comm, "abcdefgh"));
+	CHECK(g.ev[1].sample.cpu == 7 && g.ev[1].sample.tid == 4243 &&
+	      g.ev[1].sample.flags == NMIPROF_RF_IN_NMI);
+	CHECK(g.ev[1].sample.nr_kframes == 3 && !memcmp(g.kf[1], KF, sizeof(KF)));
+	CHECK(g.ev[1].sample.nr_uframes == 2 && !memcmp(g.uf[1], UF, sizeof(UF)));
+	/* truncated inside the fixed part */
+	CHECK(np_format_decode(f, rec, 40, collect, &g) == -EINVAL && g.n == 2);
+	np_format_free(f);
+}
+
 static int count(const struct np_event *ev, void *arg)
 {
 	(*(unsigned long *)arg)++;
@@ -473,6 +572,7 @@ int main(void)
 	test_garbage();
 	test_ring();
 	test_new_layout();
+	test_sample_paths();
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures != 0;
 }
