@@ -50,9 +50,35 @@ struct frame_memo {
 	uint32_t kernel;
 };
 
+/*
+ * User-part memo: (pid, comm, raw user frames) -> the stack node of
+ * those frames, symbolized, plus the comm's ids.  A process busy in
+ * user code is interrupted in many kernel paths (interrupts, faults,
+ * syscalls): each is a new raw stack, but all share one user part, so
+ * a new raw stack usually costs only its kernel frames.  Keyed by the
+ * same 96-bit hash as the raw cache (the user lanes of raw_hash()),
+ * direct mapped, dropped at every reset like the raw cache, so exactly
+ * as stale as it.
+ */
+#define USER_MEMO_BITS	8	/* 256 entries, 6 KiB */
+
+struct user_memo {
+	uint64_t h1;
+	uint32_t h2;
+	uint32_t node;		/* NP_ID_NONE: empty */
+	uint32_t comm, commh;
+};
+
+/* A raw sample's keys: all of it, and its (pid, comm, user frames). */
+struct raw_key {
+	uint64_t h1, uh1;
+	uint32_t h2, uh2;
+};
+
 struct np_agg {
 	struct np_agg_opts opts;
 	struct frame_memo memo[1U << FRAME_MEMO_BITS];
+	struct user_memo umemo[1U << USER_MEMO_BITS];
 	struct np_stacktab *st;
 	struct raw_ent *raw;
 	uint32_t raw_mask, raw_used;	/* raw == NULL: size 0 */
@@ -86,6 +112,7 @@ struct np_agg *np_agg_new(const struct np_agg_opts *o)
 	else
 		np_agg_opts_init(&a->opts);
 	memset(a->memo, 0xff, sizeof(a->memo));	/* frame NP_ID_NONE: empty */
+	memset(a->umemo, 0xff, sizeof(a->umemo));	/* node NP_ID_NONE */
 	a->st = np_stacktab_new();
 	if (!a->st) {
 		free(a);
@@ -217,39 +244,70 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 }
 
 /*
- * 128-bit key of a raw sample: two independent lanes, each folding two
- * words per multiply so the dependency chain is half the frame count.
+ * Fold frames into two independent lanes, each folding two words per
+ * multiply so the dependency chain is half the frame count; unrolled,
+ * since user stacks tend to be deep.  c0..c3 differ per kind of frame.
  */
-static void raw_hash(const struct np_sample *s, uint64_t *h1, uint32_t *h2)
+static inline __attribute__((always_inline)) void
+fold_frames(const uint64_t *f, unsigned int n, uint64_t c0, uint64_t c1,
+	    uint64_t c2, uint64_t c3, uint64_t *pa, uint64_t *pb)
 {
-	uint64_t comm[2], a, b;
+	uint64_t a = *pa, b = *pb;
 	unsigned int i;
 
+	for (i = 0; i + 3 < n; i += 4) {
+		a = np_mum(f[i] ^ a ^ c0, f[i + 1] ^ c1);
+		b = np_mum(f[i] ^ b ^ c2, f[i + 1] ^ c3);
+		a = np_mum(f[i + 2] ^ a ^ c0, f[i + 3] ^ c1);
+		b = np_mum(f[i + 2] ^ b ^ c2, f[i + 3] ^ c3);
+	}
+	if (i + 1 < n) {
+		a = np_mum(f[i] ^ a ^ c0, f[i + 1] ^ c1);
+		b = np_mum(f[i] ^ b ^ c2, f[i + 1] ^ c3);
+		i += 2;
+	}
+	if (i < n) {		/* an odd one out: other constants */
+		a = np_mum(f[i] ^ a ^ c1, c0);
+		b = np_mum(f[i] ^ b ^ c3, c2);
+	}
+	*pa = a;
+	*pb = b;
+}
+
+/*
+ * Keys of a raw sample (struct raw_key), 96 bits each.  The user frames
+ * go first, so the lanes' state after them keys the user part alone
+ * (struct user_memo); the kernel frames' count and the frames then
+ * continue both lanes into the key of the whole sample.  A sample
+ * without any frame is keyed by its ip, the one frame it is given
+ * (raw_resolve()).
+ */
+static void raw_hash(const struct np_sample *s, struct raw_key *k)
+{
+	uint64_t comm[2], a, b;
+
 	memcpy(comm, s->comm, sizeof(comm));
-	a = np_mum((uint64_t)s->pid ^ NP_HK0,
-		   ((uint64_t)s->nr_kframes << 16 | s->nr_uframes) ^ NP_HK1);
+	a = np_mum((uint64_t)s->pid ^ NP_HK0, (uint64_t)s->nr_uframes ^ NP_HK1);
 	b = np_mum(comm[0] ^ NP_HK2, comm[1] ^ NP_HK3);
 	a = np_mum(a ^ comm[1], comm[0] ^ NP_HK2);
-	b = np_mum(b ^ s->pid, (uint64_t)s->nr_kframes ^ NP_HK0);
-	for (i = 0; i + 1 < s->nr_kframes; i += 2) {
-		a = np_mum(s->kframes[i] ^ a ^ NP_HK0, s->kframes[i + 1] ^ NP_HK1);
-		b = np_mum(s->kframes[i] ^ b ^ NP_HK2, s->kframes[i + 1] ^ NP_HK3);
+	b = np_mum(b ^ s->pid, (uint64_t)s->nr_uframes ^ NP_HK0);
+	fold_frames(s->uframes, s->nr_uframes, NP_HK3, NP_HK2, NP_HK1, NP_HK0,
+		    &a, &b);
+	k->uh1 = a;
+	k->uh2 = (uint32_t)(b ^ b >> 32);
+	k->uh2 |= !(a | k->uh2);		/* never (0, 0) */
+
+	a = np_mum(a ^ NP_HK1, (uint64_t)s->nr_kframes ^ NP_HK2);
+	b = np_mum(b ^ NP_HK3, (uint64_t)s->nr_kframes ^ NP_HK0);
+	fold_frames(s->kframes, s->nr_kframes, NP_HK0, NP_HK1, NP_HK2, NP_HK3,
+		    &a, &b);
+	if (!s->nr_kframes && !s->nr_uframes) {
+		a = np_mum(s->ip ^ a ^ NP_HK2, NP_HK3);
+		b = np_mum(s->ip ^ b ^ NP_HK0, NP_HK1);
 	}
-	if (i < s->nr_kframes) {
-		a = np_mum(s->kframes[i] ^ a ^ NP_HK1, NP_HK0);
-		b = np_mum(s->kframes[i] ^ b ^ NP_HK3, NP_HK2);
-	}
-	for (i = 0; i + 1 < s->nr_uframes; i += 2) {
-		a = np_mum(s->uframes[i] ^ a ^ NP_HK3, s->uframes[i + 1] ^ NP_HK2);
-		b = np_mum(s->uframes[i] ^ b ^ NP_HK1, s->uframes[i + 1] ^ NP_HK0);
-	}
-	if (i < s->nr_uframes) {
-		a = np_mum(s->uframes[i] ^ a ^ NP_HK2, NP_HK1);
-		b = np_mum(s->uframes[i] ^ b ^ NP_HK0, NP_HK3);
-	}
-	*h1 = a;
+	k->h1 = a;
 	b ^= b >> 32;
-	*h2 = (uint32_t)b | !(a | (uint32_t)b);	/* never (0, 0): free */
+	k->h2 = (uint32_t)b | !(a | (uint32_t)b);	/* never (0, 0): free */
 }
 
 static struct raw_ent *raw_slot(struct raw_ent *tab, uint32_t mask,
@@ -346,32 +404,61 @@ static unsigned int user_frames_kept(struct np_agg *a, const struct np_sample *s
 	return n;
 }
 
-/* First sight of a raw stack in this slice: symbolize, outermost first. */
-static int raw_resolve(struct np_agg *a, const struct np_sample *s,
-		       struct raw_ent *r)
+/*
+ * The user part of a raw stack, symbolized outermost first: *node gets
+ * its stack node (NP_STACK_EMPTY without user frames), *comm and *commh
+ * the comm's string id and hash.  From the user memo when it has it.
+ */
+static int user_resolve(struct np_agg *a, const struct np_sample *s,
+			const struct raw_key *k, uint32_t *node,
+			uint32_t *comm, uint32_t *commh)
 {
-	size_t clen = strnlen(s->comm, sizeof(s->comm));
-	uint32_t node = NP_STACK_EMPTY, f;
+	struct user_memo *m = &a->umemo[k->uh1 >> (64 - USER_MEMO_BITS)];
+	size_t clen;
 	unsigned int nu;
+	uint32_t f;
 
-	uint32_t comm = np_stacktab_str(a->st, s->comm, clen);
-	uint32_t commh = (uint32_t)np_hash_bytes(s->comm, clen, 0);
-
-	if (comm == NP_ID_NONE)
+	if (m->node != NP_ID_NONE && m->h1 == k->uh1 && m->h2 == k->uh2) {
+		*node = m->node;
+		*comm = m->comm;
+		*commh = m->commh;
+		return 0;
+	}
+	clen = strnlen(s->comm, sizeof(s->comm));
+	*comm = np_stacktab_str(a->st, s->comm, clen);
+	*commh = (uint32_t)np_hash_bytes(s->comm, clen, 0);
+	if (*comm == NP_ID_NONE)
 		return -1;
-	nu = user_frames_kept(a, s, commh);
+	*node = NP_STACK_EMPTY;
+	nu = user_frames_kept(a, s, *commh);
 	if (nu < s->nr_uframes) {
 		f = np_stacktab_unmapped_run(a->st);
-		node = np_stacktab_child(a->st, node, f);
-		if (node == NP_ID_NONE)
+		*node = np_stacktab_child(a->st, *node, f);
+		if (*node == NP_ID_NONE)
 			return -1;
 	}
 	for (unsigned int i = nu; i--;) {
-		f = sym_frame(a, s->pid, commh, s->uframes[i], 0);
-		node = np_stacktab_child(a->st, node, f);
-		if (node == NP_ID_NONE)
+		f = sym_frame(a, s->pid, *commh, s->uframes[i], 0);
+		*node = np_stacktab_child(a->st, *node, f);
+		if (*node == NP_ID_NONE)
 			return -1;
 	}
+	m->h1 = k->uh1;
+	m->h2 = k->uh2;
+	m->node = *node;
+	m->comm = *comm;
+	m->commh = *commh;
+	return 0;
+}
+
+/* First sight of a raw stack in this slice: symbolize, outermost first. */
+static int raw_resolve(struct np_agg *a, const struct np_sample *s,
+		       const struct raw_key *k, struct raw_ent *r)
+{
+	uint32_t node, comm, commh, f;
+
+	if (user_resolve(a, s, k, &node, &comm, &commh))
+		return -1;
 	for (unsigned int i = s->nr_kframes; i--;) {
 		f = sym_frame(a, s->pid, commh, s->kframes[i], 1);
 		node = np_stacktab_child(a->st, node, f);
@@ -397,13 +484,12 @@ static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 {
 	struct raw_ent *r;
-	uint64_t h1;
-	uint32_t h2;
+	struct raw_key k;
 
 	uint32_t cpu = a->opts.by_cpu ? s->cpu : NP_CPU_ANY;
 	struct np_agg_entry *e;
 
-	raw_hash(s, &h1, &h2);
+	raw_hash(s, &k);
 	/* load <= 3/4, at most RAW_MAX_SLOTS */
 	if (!a->raw || ((uint64_t)a->raw_used + 1) * 4 >
 		       ((uint64_t)a->raw_mask + 1) * 3) {
@@ -414,14 +500,14 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 			goto nomem;
 		}
 	}
-	r = raw_slot(a->raw, a->raw_mask, h1, h2);
+	r = raw_slot(a->raw, a->raw_mask, k.h1, k.h2);
 	if (!(r->h1 | r->h2)) {
-		if (raw_resolve(a, s, r)) {
+		if (raw_resolve(a, s, &k, r)) {
 			r->h1 = r->h2 = 0;
 			goto nomem;
 		}
-		r->h1 = h1;
-		r->h2 = h2;
+		r->h1 = k.h1;
+		r->h2 = k.h2;
 		a->raw_used++;
 	}
 	e = &a->ents[r->ent];
@@ -451,6 +537,7 @@ void np_agg_reset(struct np_agg *a)
 		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
 	a->raw_used = 0;
 	memset(a->memo, 0xff, sizeof(a->memo));	/* frame NP_ID_NONE: empty */
+	memset(a->umemo, 0xff, sizeof(a->umemo));
 	a->samples = 0;
 	a->lost = 0;
 	/* Ids are only meaningful within a slice's segment, so the stack

@@ -9,7 +9,11 @@
  * stack table, per-slice counts).  Rates are per CPU-second of this
  * thread.  Figures, not assertions.
  *
- *   bench_store_ingest [distinct_stacks] [total_samples]
+ *   bench_store_ingest [distinct_stacks] [total_samples] [deep]
+ *
+ * "deep": the shape of bench_kmod's workload instead (tests/progs/deep):
+ * a few processes busy 44 user frames deep, interrupted in many kernel
+ * paths, so distinct raw stacks share their user part.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -94,7 +98,7 @@ static const char *sample_format(void)
 struct tmpl {
 	uint32_t pid, nk, nu;
 	char comm[16];
-	uint64_t k[16], u[26];
+	uint64_t k[16], u[44];
 };
 
 static void make_tmpls(struct tmpl *t, uint32_t n, uint64_t *seed)
@@ -119,6 +123,36 @@ static void make_tmpls(struct tmpl *t, uint32_t n, uint64_t *seed)
 		for (uint32_t j = 0; j < t[i].nk; j++) {
 			uint32_t depth = t[i].nk - 1 - j;
 			uint64_t branch = depth < 3 ? 0 : (path >> (40 + 2 * depth)) & 3;
+
+			t[i].k[j] = 0xffffffff81000000ULL + depth * 0x10000 +
+				    branch * 0x80 + 0x21;
+		}
+	}
+}
+
+/*
+ * bench_kmod's shape: 4 processes 44 frames deep (the innermost frame
+ * one of 6 loop addresses), half the samples in user mode, the other
+ * half in one of many kernel paths 3..15 frames deep.
+ */
+static void make_deep_tmpls(struct tmpl *t, uint32_t n, uint64_t *seed)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t proc = i % 4;
+		uint64_t path = rng(seed);
+
+		t[i].pid = 2000 + proc;
+		snprintf(t[i].comm, sizeof(t[i].comm), "deep");
+		t[i].nu = 44;
+		t[i].u[0] = 0x555555554000ULL + 0x2c0 + 4 * (i / 4 % 6);
+		t[i].u[1] = 0x555555554000ULL + 0x30d;
+		for (uint32_t j = 2; j < 43; j++)
+			t[i].u[j] = 0x555555554000ULL + 0x32c;
+		t[i].u[43] = 0x7ffff7c29d90ULL;
+		t[i].nk = i % 2 ? 3 + (uint32_t)(rng(seed) % 13) : 0;
+		for (uint32_t j = 0; j < t[i].nk; j++) {
+			uint32_t depth = t[i].nk - 1 - j;
+			uint64_t branch = depth < 2 ? 0 : (path >> (2 * depth)) & 3;
 
 			t[i].k[j] = 0xffffffff81000000ULL + depth * 0x10000 +
 				    branch * 0x80 + 0x21;
@@ -231,7 +265,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "format: %s\n", err);
 		return 1;
 	}
-	make_tmpls(t, nt, &seed);
+	if (argc > 3 && !strcmp(argv[3], "deep"))
+		make_deep_tmpls(t, nt, &seed);
+	else
+		make_tmpls(t, nt, &seed);
 	head = fill_ring(data, t, nt, &seed, &nrec);
 	passes = (uint32_t)((total + nrec - 1) / nrec);
 	memset(ctrl, 0, 4096);
@@ -243,8 +280,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("ring: %u records, %.1f MiB, avg %.0f B/record, %u stack templates "
-	       "(20-40 frames), %u passes\n", nrec, head / 1048576.0,
-	       (double)head / nrec, nt, passes);
+	       "(%s), %u passes\n", nrec, head / 1048576.0,
+	       (double)head / nrec, nt, argc > 3 && !strcmp(argv[3], "deep") ?
+	       "44 user frames, 0 or 3-15 kernel" : "20-40 frames", passes);
 
 #define DRAIN(fn, arg) do { \
 		int stopped; \

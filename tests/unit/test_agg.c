@@ -116,6 +116,31 @@ static void test_basic(void)
 	np_agg_sample(a, &s);
 	CHECK(count_of(a, 12, 0, "idle", &stack) == 1);
 	CHECK(np_stacktab_depth(np_agg_stacktab(a), stack) == 1);
+	/* ... its own ip: stack-less samples (--no-user-stacks in user
+	 * mode) of one process at two ips are two stacks */
+	s.ip = 0xffffffff810000aa;
+	np_agg_sample(a, &s);
+	np_agg_sample(a, &s);
+	{
+		const struct np_agg_entry *e;
+		uint32_t n, seen = 0;
+
+		e = np_agg_entries(a, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			if (e[i].pid != 12)
+				continue;
+			CHECK(np_stacktab_walk(np_agg_stacktab(a), e[i].stack, fr, 8) == 1);
+			if (!strcmp(fr[0]->name, "fn_ffffffff81000099")) {
+				seen |= 1;
+				CHECK(e[i].count == 1);
+			}
+			if (!strcmp(fr[0]->name, "fn_ffffffff810000aa")) {
+				seen |= 2;
+				CHECK(e[i].count == 2);
+			}
+		}
+		CHECK(seen == 3);
+	}
 
 	/* reset: counts gone, raw cache dropped -> symbolized again */
 	np_agg_lost(a, 7);
@@ -377,10 +402,95 @@ static void test_raw_bound(void)
 	np_agg_free(a);
 }
 
+/*
+ * One user part under many kernel paths (a process busy in user code,
+ * interrupted everywhere): every stack is whole and right, and the user
+ * part is shared only by samples of the same pid, comm and user frames.
+ */
+static void test_user_part(void)
+{
+	uint64_t u[] = { 0x401010, 0x402020, 0x403030, 0x404040, 0x405050 };
+	struct symctx ctx = { 0 };
+	const struct np_sym *fr[16];
+	const struct np_agg_entry *e;
+	struct np_agg_opts o;
+	struct np_agg *a;
+	struct np_sample s;
+	uint32_t stack = 0, n;
+	char want[32], name[32];
+	int bad = 0;
+
+	np_agg_opts_init(&o);
+	o.symbolize = fake_sym;
+	o.symbolize_arg = &ctx;
+	a = np_agg_new(&o);
+	for (uint32_t pid = 30; pid < 32; pid++) {
+		for (uint32_t i = 0; i < 40; i++) {
+			/* kernel paths 0..3 frames deep: 1 + 1 + 7 + 10 stacks */
+			uint64_t k[3] = { 0xffffffff81000000 + i,
+					  0xffffffff82000000 + i % 7,
+					  0xffffffff83000000 };
+			uint32_t nk = i % 4;
+
+			s = mk(pid, 0, "busy", nk ? k + 3 - nk : NULL, nk, u, 5);
+			CHECK(np_agg_sample(a, &s) == 0);
+		}
+	}
+	CHECK(entries_of(a, 30) == 19 && entries_of(a, 31) == 19);
+	CHECK(count_of(a, 30, 0, "busy", NULL) == 40);
+	CHECK(count_of(a, 31, 0, "busy", NULL) == 40);
+	/* every stack: its kernel path, then the user part of its own pid */
+	e = np_agg_entries(a, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t depth = np_stacktab_walk(np_agg_stacktab(a), e[i].stack, fr, 16);
+
+		if (depth < 5 || depth > 8) {
+			bad++;
+			continue;
+		}
+		snprintf(want, sizeof(want), "/bin/p%u", e[i].pid);
+		for (uint32_t j = 0; j < depth - 5; j++)
+			bad += !fr[j]->kernel;
+		for (uint32_t j = depth - 5; j < depth; j++) {
+			snprintf(name, sizeof(name), "fn_%llx",
+				 (unsigned long long)u[j - (depth - 5)]);
+			bad += fr[j]->kernel || strcmp(fr[j]->name, name) ||
+			       strcmp(fr[j]->dso, want);
+		}
+	}
+	CHECK(bad == 0);
+	/* same pid and frames, another comm (an exec): its own user part */
+	s = mk(30, 0, "busy2", NULL, 0, u, 5);
+	CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(count_of(a, 30, 0, "busy2", &stack) == 1);
+	CHECK(np_stacktab_walk(np_agg_stacktab(a), stack, fr, 16) == 5);
+	/* one user frame fewer: not the same user part */
+	s = mk(32, 0, "busy", NULL, 0, u + 1, 4);
+	CHECK(np_agg_sample(a, &s) == 0);
+	CHECK(count_of(a, 32, 0, "busy", &stack) == 1);
+	CHECK(np_stacktab_walk(np_agg_stacktab(a), stack, fr, 16) == 4);
+	CHECK(!strcmp(fr[0]->name, "fn_402020"));
+	/* more user parts than memo slots: each process keeps its own */
+	bad = 0;
+	for (uint32_t pid = 1000; pid < 2000 && !bad; pid++) {
+		uint64_t k[1] = { 0xffffffff81000000 + pid % 3 };
+
+		s = mk(pid, 0, "many", k, 1, u, 5);
+		CHECK(np_agg_sample(a, &s) == 0);
+		snprintf(want, sizeof(want), "/bin/p%u", pid);
+		bad += count_of(a, pid, 0, "many", &stack) != 1 ||
+		       np_stacktab_walk(np_agg_stacktab(a), stack, fr, 16) != 6 ||
+		       strcmp(fr[5]->dso, want);
+	}
+	CHECK(bad == 0);
+	np_agg_free(a);
+}
+
 int main(void)
 {
 	test_basic();
 	test_frame_memo();
+	test_user_part();
 	test_no_cpu_no_symbolizer();
 	test_cap();
 	test_unmapped_run();
