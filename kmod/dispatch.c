@@ -26,10 +26,11 @@ void np_on_nmi(struct pt_regs *regs, u16 flags)
 		return;
 	}
 	do {
+		/* The sample's time and the start of its cost, one clock read. */
 		t0 = ktime_get_mono_fast_ns();
 		if (flags & NMIPROF_RF_EXTERNAL)
 			this_cpu_inc(np_stats.external);
-		np_sample(regs, flags);
+		np_sample(regs, flags, t0);
 		np_stats_cost(ktime_get_mono_fast_ns() - t0);
 		/*
 		 * A latched entry interrupted us, not @regs; what it would

@@ -16,7 +16,9 @@
  *   produced == records consumed, and seq numbers seen + LOST.lost cover
  *   every seq exactly once.
  * A record never wraps: the gap up to the end of the data area is filled
- * with a NMIPROF_REC_PAD record instead.
+ * with a NMIPROF_REC_PAD record instead.  A writer may reserve more than
+ * it writes and give the rest back (np_ring_trim()); what a nested
+ * writer keeps it from giving back is a NMIPROF_REC_PAD record too.
  *
  * Ordinary records leave NP_LOST_HEADROOM bytes free, so that when the
  * session stops a final LOST record (plus a pad before it) always fits
@@ -287,6 +289,8 @@ static void *__np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 		pos += lost_sz;
 	}
 	h->rec = r->data + (pos & mask);
+	h->pos = pos;
+	h->size = size;
 	return h->rec;
 
 full:
@@ -324,6 +328,27 @@ void np_rings_flush_lost(void)
 		if (__np_ring_reserve(&h, r, 0, 0, 0))
 			np_ring_publish(r);
 	}
+}
+
+/*
+ * Shrink a reservation to its first @size bytes (a multiple of 8), for a
+ * writer that reserved the most it could need and wrote its record in
+ * place.  Unless a nested writer has reserved after it meanwhile, head
+ * still ends at this reservation and moves back; no reader has seen it,
+ * as only the outermost commit publishes.  Otherwise the rest becomes a
+ * pad record.
+ */
+void np_ring_trim(struct np_ring_handle *h, u32 size)
+{
+	struct np_ring *r = h->ring;
+	unsigned long end = h->pos + h->size;
+
+	if (size >= h->size)
+		return;
+	if (local_cmpxchg(&r->head, end, h->pos + size) != end)
+		np_ring_put_header(h->rec + size, NMIPROF_REC_PAD,
+				   h->size - size);
+	h->size = size;
 }
 
 void np_ring_commit(struct np_ring_handle *h)

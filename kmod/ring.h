@@ -37,6 +37,8 @@ struct np_ring {
 struct np_ring_handle {
 	struct np_ring	*ring;
 	void		*rec;
+	unsigned long	pos;		/* head position of rec */
+	u32		size;		/* bytes reserved at rec */
 };
 
 int np_rings_alloc(unsigned long data_size);
@@ -50,6 +52,7 @@ void np_rings_flush_wakeups(void);
 u64 np_ring_next_seq(struct np_ring *r);
 void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 		      u32 size, u64 seq);
+void np_ring_trim(struct np_ring_handle *h, u32 size);
 void np_ring_commit(struct np_ring_handle *h);
 void np_rings_flush_lost(void);
 

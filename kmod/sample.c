@@ -12,9 +12,13 @@
  * tasks have 4-byte frames, walked the same way, as perf_callchain_user32()
  * does.  Kernel threads and user workers have no user stack.
  *
- * Everything is collected into a per-CPU scratch area first so that the
- * ring reservation is exactly the record's size.  No locks, no allocation,
- * no printk; the walks are bounded by the configured depths.
+ * The record is written in place: the ring reservation is for the most
+ * the configured depths can need, the walks write their frames straight
+ * into it, and the unused end is given back (np_ring_trim()).  Copying
+ * the frames from a scratch area instead cost a memcpy() of every frame
+ * per sample.  A full ring is known before any stack is walked.  No locks,
+ * no allocation, no printk; the walks are bounded by the configured
+ * depths.
  */
 #include <linux/percpu.h>
 #include <linux/hardirq.h>
@@ -48,11 +52,7 @@
 
 /* One per CPU; the latch guarantees a single user at a time. */
 struct np_scratch {
-	u64			kstack[NMIPROF_MAX_FRAMES];
-	u64			ustack[NMIPROF_MAX_FRAMES];
 	u64			uwin[NP_UWIN_BYTES / sizeof(u64)];
-	struct nmiprof_uregs	uregs;
-	u8			raw[NMIPROF_MAX_USTACK_BYTES];
 };
 
 static struct np_scratch __percpu *np_scratch;
@@ -94,87 +94,84 @@ static unsigned int np_kernel_stack(struct pt_regs *regs, u64 *buf,
 }
 
 /*
- * The copy of user stack the current walk reads its frames from: @len
- * bytes that were at user address @base.
+ * The copy of user stack the current walk reads its frames from: buf[0]
+ * was at user address @base, and every frame that starts below @end lies
+ * in it entirely.  Empty: @end is 0.
  */
 struct np_uwin {
 	unsigned long	base;
-	unsigned long	len;
+	unsigned long	end;
 	u8		*buf;
 };
 
 /*
- * One user frame at @fp: the caller's frame pointer, then the return
- * address, each one user word (8 bytes, or 4 in a 32-bit task).
- *
- * A frame the window holds entirely is read from it; otherwise the window
- * is refilled starting at @fp.  The refill stops at the end of @fp's page
- * (but always covers the frame itself, which may straddle two pages), so
- * it reads no page the frame-by-frame walk would not, and a non-resident
- * page further up costs nothing until the chain actually reaches it.  A
- * faulting copy_from_user_nmi() still returns what it copied before the
- * fault, so a short window is usable as far as it goes; only a frame
- * that cannot be copied whole is a fault.
+ * Refill the window starting at the frame at @fp, @frame bytes long.  The
+ * refill stops at the end of @fp's page (but always covers the frame
+ * itself, which may straddle two pages), so it reads no page the
+ * frame-by-frame walk would not, and a non-resident page further up costs
+ * nothing until the chain actually reaches it.  A faulting
+ * copy_from_user_nmi() still returns what it copied before the fault, so
+ * a short window is usable as far as it goes; only a frame that cannot be
+ * copied whole is a fault.  Out of line: most frames need no refill.
  */
-static int np_user_frame(struct np_uwin *w, unsigned long fp, bool ia32,
-			 unsigned long *next, unsigned long *ret)
+static noinline int np_uwin_fill(struct np_uwin *w, unsigned long fp,
+				 unsigned long frame)
 {
-	unsigned long frame = ia32 ? 2 * sizeof(u32) : 2 * sizeof(u64);
-	unsigned long n;
-	const u8 *p;
+	unsigned long n, len;
 
-	/* Written not to wrap, whatever a corrupted chain puts in @fp. */
-	if (fp < w->base || w->len < frame || fp - w->base > w->len - frame) {
-		n = min_t(unsigned long, NP_UWIN_BYTES,
-			  PAGE_SIZE - offset_in_page(fp));
-		n = max(n, frame);
-		w->base = fp;
-		w->len = n - copy_from_user_nmi(w->buf, (void __user *)fp, n);
-		if (w->len < frame)
-			return -EFAULT;
-	}
-	p = w->buf + (fp - w->base);
-	if (ia32) {
-		u32 fr[2];
-
-		memcpy(fr, p, sizeof(fr));
-		*next = fr[0];
-		*ret = fr[1];
-	} else {
-		u64 fr[2];
-
-		memcpy(fr, p, sizeof(fr));
-		*next = fr[0];
-		*ret = fr[1];
-	}
+	n = min_t(unsigned long, NP_UWIN_BYTES,
+		  PAGE_SIZE - offset_in_page(fp));
+	n = max(n, frame);
+	len = n - copy_from_user_nmi(w->buf, (void __user *)fp, n);
+	if (len < frame)
+		return -EFAULT;
+	/* No wrap: copy_from_user_nmi() copies only below TASK_SIZE_MAX. */
+	w->base = fp;
+	w->end = fp + len - frame + 1;
 	return 0;
 }
 
 /*
- * Walk the user frame-pointer chain.  Frames must be word aligned, lie
- * above the stack pointer and move strictly upwards, which bounds the walk
- * even on a corrupted chain.  A 32-bit task's addresses are the low
- * halves of its registers (as compat_ptr() takes them).  @win is the
- * per-CPU window np_user_frame() copies into.
+ * Walk the user frame-pointer chain.  Each frame is the caller's frame
+ * pointer, then the return address, each one user word (8 bytes, or 4 in
+ * a 32-bit task, whose addresses are the low halves of its registers, as
+ * compat_ptr() takes them).  Frames must be word aligned, lie above the
+ * stack pointer and move strictly upwards, which bounds the walk even on
+ * a corrupted chain, and means a frame is never below the window's base
+ * (an earlier frame): only its end needs checking.  Inlined once per word
+ * size, so the per-frame loop has no word-size tests: it is most of the
+ * cost of a deep stack.  @win is the per-CPU window np_uwin_fill() copies
+ * into.
  */
-static unsigned int np_user_stack(struct pt_regs *uregs, u64 *buf,
-				  unsigned int max, u16 *flags, void *win)
+static __always_inline unsigned int np_user_walk(struct pt_regs *uregs,
+						 u64 *buf, unsigned int max,
+						 u16 *flags, void *win,
+						 const bool ia32)
 {
-	bool ia32 = !user_64bit_mode(uregs);
-	unsigned long mask = ia32 ? U32_MAX : ULONG_MAX;
-	unsigned long word = ia32 ? 4 : 8;
+	const unsigned long word = ia32 ? sizeof(u32) : sizeof(u64);
+	const unsigned long mask = ia32 ? U32_MAX : ULONG_MAX;
 	unsigned long fp = uregs->bp & mask, sp = uregs->sp & mask;
-	struct np_uwin w = { .buf = win };	/* empty: len 0 */
+	struct np_uwin w = { .buf = win };
 	unsigned long next, ret;
 	unsigned int n = 0;
 
-	if (!max)
-		return 0;
 	buf[n++] = uregs->ip & mask;
 	while (fp >= sp && !(fp & (word - 1))) {
-		if (np_user_frame(&w, fp, ia32, &next, &ret)) {
+		if (fp >= w.end && np_uwin_fill(&w, fp, 2 * word)) {
 			*flags |= NMIPROF_RF_USTACK_FAULT;
 			break;
+		}
+		/* Aligned: @fp and @base are multiples of @word. */
+		if (ia32) {
+			const u32 *f = (const u32 *)(w.buf + (fp - w.base));
+
+			next = f[0];
+			ret = f[1];
+		} else {
+			const u64 *f = (const u64 *)(w.buf + (fp - w.base));
+
+			next = f[0];
+			ret = f[1];
 		}
 		if (!ret)
 			break;
@@ -188,6 +185,16 @@ static unsigned int np_user_stack(struct pt_regs *uregs, u64 *buf,
 		fp = next;
 	}
 	return n;
+}
+
+static unsigned int np_user_stack(struct pt_regs *uregs, u64 *buf,
+				  unsigned int max, u16 *flags, void *win)
+{
+	if (!max)
+		return 0;
+	if (user_64bit_mode(uregs))
+		return np_user_walk(uregs, buf, max, flags, win, false);
+	return np_user_walk(uregs, buf, max, flags, win, true);
 }
 
 /*
@@ -212,60 +219,79 @@ static struct pt_regs *np_user_regs(struct pt_regs *regs)
 	       uregs : NULL;
 }
 
-void np_sample(struct pt_regs *regs, u16 flags)
+void np_sample(struct pt_regs *regs, u16 flags, u64 time_ns)
 {
 	struct np_ring *r = np_ring_get(smp_processor_id());
-	struct np_scratch *s = this_cpu_ptr(np_scratch);
 	unsigned int nk = 0, nu = 0, raw = 0, nregs = 0;
+	struct pt_regs *uregs = NULL;
 	struct nmiprof_sample *rec;
 	struct np_ring_handle h;
-	struct pt_regs *uregs = NULL;
 	u32 size, off;
 	u64 seq;
+	void *p;
 
-	seq = np_ring_next_seq(r);
 	if (in_nmi())
 		flags |= NMIPROF_RF_IN_NMI;
 	if (user_mode(regs))
 		flags |= NMIPROF_RF_USER_MODE;
 	else
-		nk = np_kernel_stack(regs, s->kstack, np_sess.kstack_depth,
-				     &flags);
-
+		nk = np_sess.kstack_depth;
 	if (np_sess.user_stacks)
 		uregs = np_user_regs(regs);
 	if (uregs) {
-		nu = np_user_stack(uregs, s->ustack, np_sess.ustack_depth,
-				   &flags, s->uwin);
+		nu = np_sess.ustack_depth;
 		/*
 		 * The registers and raw stack are for a 64-bit DWARF unwinder;
 		 * the record has no word size to tell it a 32-bit stack.
 		 */
 		if (np_sess.user_regs && user_64bit_mode(uregs)) {
-			s->uregs.ip = uregs->ip;
-			s->uregs.sp = uregs->sp;
-			s->uregs.bp = uregs->bp;
-			nregs = sizeof(s->uregs);
-			raw = np_sess.ustack_bytes -
-			      copy_from_user_nmi(s->raw,
-						 (void __user *)uregs->sp,
-						 np_sess.ustack_bytes);
-			raw = round_down(raw, 8);
+			nregs = sizeof(struct nmiprof_uregs);
+			raw = np_sess.ustack_bytes;
 		}
 	} else {
 		flags |= NMIPROF_RF_NO_USTACK;
 	}
 
+	/* The most this sample can take; np_ring_trim() returns the rest. */
+	seq = np_ring_next_seq(r);
 	size = sizeof(*rec) + (nk + nu) * sizeof(u64) + nregs + raw;
 	rec = np_ring_reserve(&h, r, size, seq);
 	if (!rec)
 		return;
 
+	off = sizeof(*rec);
+	p = (void *)rec + off;
+	nk = np_kernel_stack(regs, p, nk, &flags);
+	rec->kstack = NMIPROF_LOC(off, nk * sizeof(u64));
+	off += nk * sizeof(u64);
+	p = (void *)rec + off;
+	if (uregs)
+		nu = np_user_stack(uregs, p, nu, &flags,
+				   this_cpu_ptr(np_scratch)->uwin);
+	rec->ustack = NMIPROF_LOC(off, nu * sizeof(u64));
+	off += nu * sizeof(u64);
+	p = (void *)rec + off;
+	if (nregs) {
+		struct nmiprof_uregs *ur = p;
+
+		ur->ip = uregs->ip;
+		ur->sp = uregs->sp;
+		ur->bp = uregs->bp;
+		raw -= copy_from_user_nmi(p + nregs, (void __user *)uregs->sp,
+					  raw);
+		raw = round_down(raw, 8);
+	}
+	rec->uregs = NMIPROF_LOC(off, nregs);
+	off += nregs;
+	rec->ustack_raw = NMIPROF_LOC(off, raw);
+	size = off + raw;
+	np_ring_trim(&h, size);
+
 	rec->hdr.common_type = NMIPROF_REC_SAMPLE;
 	rec->hdr.common_flags = flags;
 	rec->hdr.common_size = size;
 	rec->seq = seq;
-	rec->time_ns = ktime_get_mono_fast_ns();
+	rec->time_ns = time_ns;
 	rec->ip = instruction_pointer(regs);
 	rec->cpu = smp_processor_id();
 	rec->pid = task_tgid_nr(current);
@@ -275,19 +301,6 @@ void np_sample(struct pt_regs *regs, u16 flags)
 	/* A racing rename may tear comm; get_task_comm() would lock. */
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
-
-	off = sizeof(*rec);
-	rec->kstack = NMIPROF_LOC(off, nk * sizeof(u64));
-	memcpy((void *)rec + off, s->kstack, nk * sizeof(u64));
-	off += nk * sizeof(u64);
-	rec->ustack = NMIPROF_LOC(off, nu * sizeof(u64));
-	memcpy((void *)rec + off, s->ustack, nu * sizeof(u64));
-	off += nu * sizeof(u64);
-	rec->uregs = NMIPROF_LOC(off, nregs);
-	memcpy((void *)rec + off, &s->uregs, nregs);
-	off += nregs;
-	rec->ustack_raw = NMIPROF_LOC(off, raw);
-	memcpy((void *)rec + off, s->raw, raw);
 
 	np_ring_commit(&h);
 }

@@ -11,8 +11,9 @@ void np_sample_exit(void);
 
 /*
  * Write one NMIPROF_REC_SAMPLE of the context @regs interrupted, from NMI
- * context on this CPU.  @flags are NMIPROF_RF_* the caller knows about.
+ * context on this CPU.  @flags are NMIPROF_RF_* the caller knows about;
+ * @time_ns is when it was interrupted (ktime_get_mono_fast_ns()).
  */
-void np_sample(struct pt_regs *regs, u16 flags);
+void np_sample(struct pt_regs *regs, u16 flags, u64 time_ns);
 
 #endif /* _NMIPROF_SAMPLE_H */
