@@ -149,6 +149,12 @@ static void daemon_status(const struct np_ctl_status *s)
 	printf("store:    %s, %llu bytes, %llu slice(s) of %us written, live %us\n",
 	       s->store_dir, (unsigned long long)s->store_bytes,
 	       (unsigned long long)s->slices, s->slice_s, s->live_s);
+	if (s->rss_bytes)
+		printf("memory:   RSS %.1f MiB; live view %.1f, current slice %.1f, "
+		       "store dictionary %.1f, symbols %.1f MiB\n",
+		       s->rss_bytes / 1048576.0, s->mem_live / 1048576.0,
+		       s->mem_slice / 1048576.0, s->mem_store / 1048576.0,
+		       s->mem_symbols / 1048576.0);
 	if (s->warning[0])
 		printf("warning:  %s\n", s->warning);
 }

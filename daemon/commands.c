@@ -16,6 +16,21 @@
 
 #define NS_PER_SEC	((uint64_t)1000000000)
 
+/* VmRSS of this process, in bytes (0 when /proc says nothing). */
+static uint64_t npd_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
 static void npd_cmd_status(struct nmiprofd *d, struct np_ctl_buf *reply)
 {
 	struct np_backend_stats bs;
@@ -54,6 +69,11 @@ static void npd_cmd_status(struct nmiprofd *d, struct np_ctl_buf *reply)
 	st.slices = npd_slices_written(d->slices);
 	st.live_s = npd_live_seconds(d->live);
 	st.clients = npd_ctl_server_clients(d->ctl);
+	st.rss_bytes = npd_rss_bytes();
+	st.mem_live = npd_live_mem(d->live);
+	st.mem_slice = npd_slices_mem(d->slices);
+	st.mem_store = npd_slices_store_mem(d->slices);
+	st.mem_symbols = np_symbolizer_mem(d->sym);
 	if (d->lockups.nr_pending)
 		snprintf(st.warning, sizeof(st.warning),
 			 "%u lockup report(s) not stored yet (store failing, retrying): see the log",

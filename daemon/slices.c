@@ -208,3 +208,13 @@ uint64_t npd_slices_store_bytes(const struct npd_slices *sl)
 {
 	return sl->store ? np_store_bytes(sl->store) : 0;
 }
+
+size_t npd_slices_mem(const struct npd_slices *sl)
+{
+	return np_agg_mem(sl->agg);
+}
+
+size_t npd_slices_store_mem(const struct npd_slices *sl)
+{
+	return sl->store ? np_store_mem(sl->store) : 0;
+}

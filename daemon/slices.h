@@ -39,6 +39,9 @@ int npd_slices_flush(struct npd_slices *sl, uint64_t now_ns);
 void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg);
 
 uint64_t npd_slices_written(const struct npd_slices *sl);
+/* Heap bytes of the current slice's aggregate, and of the store writer. */
+size_t npd_slices_mem(const struct npd_slices *sl);
+size_t npd_slices_store_mem(const struct npd_slices *sl);
 uint64_t npd_slices_store_bytes(const struct npd_slices *sl);
 
 #endif /* NPD_SLICES_H */

@@ -370,6 +370,16 @@ int np_dso_off_to_vaddr(const struct np_dso *d, uint64_t off, uint64_t *vaddr)
 	return -1;
 }
 
+size_t np_dso_cache_mem(const struct np_dso_cache *c)
+{
+	size_t m = 0;
+
+	for (const struct np_dso *d = c->head; d; d = d->next)
+		m += sizeof(*d) + np_symtab_mem(&d->syms) +
+		     (size_t)d->nr_segs * sizeof(*d->segs);
+	return m;
+}
+
 void np_dso_cache_free(struct np_dso_cache *c)
 {
 	while (c->head) {

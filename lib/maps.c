@@ -202,6 +202,18 @@ unsigned int np_procs_prune(struct np_procs *p, uint64_t before_ns)
 	return n;
 }
 
+size_t np_procs_mem(const struct np_procs *p)
+{
+	size_t m = 0;
+
+	for (int i = 0; i < NP_PROC_BUCKETS; i++)
+		for (const struct np_proc *pr = p->b[i]; pr; pr = pr->next)
+			m += sizeof(*pr) + pr->cap * sizeof(*pr->maps) +
+			     (pr->jit ? sizeof(*pr->jit) +
+					np_symtab_mem(&pr->jit->syms) : 0);
+	return m;
+}
+
 void np_procs_free(struct np_procs *p)
 {
 	for (int i = 0; i < NP_PROC_BUCKETS; i++) {

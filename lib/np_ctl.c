@@ -488,6 +488,11 @@ void np_ctl_format_status_reply(struct np_ctl_buf *b,
 	np_ctl_put_u64(b, "slices", st->slices);
 	np_ctl_put_u64(b, "live_s", st->live_s);
 	np_ctl_put_u64(b, "clients", st->clients);
+	np_ctl_put_u64(b, "rss_bytes", st->rss_bytes);
+	np_ctl_put_u64(b, "mem_live", st->mem_live);
+	np_ctl_put_u64(b, "mem_slice", st->mem_slice);
+	np_ctl_put_u64(b, "mem_store", st->mem_store);
+	np_ctl_put_u64(b, "mem_symbols", st->mem_symbols);
 	if (st->warning[0])
 		np_ctl_put_str(b, "warning", st->warning);
 	np_ctl_end_line(b);
@@ -537,6 +542,11 @@ int np_ctl_parse_status(const struct np_ctl_line *l, struct np_ctl_status *st)
 	NP_CTL_GET_NUM(l, "slices", st->slices);
 	NP_CTL_GET_NUM(l, "live_s", st->live_s);
 	NP_CTL_GET_NUM(l, "clients", st->clients);
+	NP_CTL_GET_NUM(l, "rss_bytes", st->rss_bytes);
+	NP_CTL_GET_NUM(l, "mem_live", st->mem_live);
+	NP_CTL_GET_NUM(l, "mem_slice", st->mem_slice);
+	NP_CTL_GET_NUM(l, "mem_store", st->mem_store);
+	NP_CTL_GET_NUM(l, "mem_symbols", st->mem_symbols);
 	return 0;
 }
 

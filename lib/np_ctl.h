@@ -170,6 +170,9 @@ struct np_ctl_status {
 	uint64_t slices;	/* slices written since start */
 	uint32_t live_s;	/* seconds the live ring holds (max secs=) */
 	uint32_t clients;
+	/* The daemon's resident memory and what its parts hold (0: unknown). */
+	uint64_t rss_bytes;
+	uint64_t mem_live, mem_slice, mem_store, mem_symbols;
 	char warning[256];
 };
 

@@ -48,6 +48,11 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev);
 /* Strings in *out stay valid until np_symbolizer_free. Returns 0 if named. */
 int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 		 int kernel, struct np_sym *out);
+/*
+ * Heap bytes held: symbol tables (kernel, every ELF object seen, JIT
+ * maps), their names, and the processes' maps.
+ */
+size_t np_symbolizer_mem(const struct np_symbolizer *s);
 /* One line for the user when kallsyms addresses are hidden, else NULL. */
 const char *np_symbolizer_warning(const struct np_symbolizer *s);
 

@@ -13,6 +13,7 @@
 /* Strings that live as long as the symbolizer: bump-allocated chunks. */
 struct np_arena {
 	struct np_arena_chunk *head;
+	size_t bytes;		/* held in chunks */
 };
 const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len);
 void np_arena_free(struct np_arena *a);
@@ -44,6 +45,8 @@ void np_symtab_limit_last(struct np_symtab *t, uint64_t limit);
 void np_symtab_finish(struct np_symtab *t);
 const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr);
 void np_symtab_free(struct np_symtab *t);
+/* Heap bytes of the table (its names live in an arena, not counted). */
+size_t np_symtab_mem(const struct np_symtab *t);
 
 /* ksyms.c: /proc/kallsyms; modules (/proc/modules) bounds module symbols.
  * warning is set when addresses are hidden. */
@@ -97,6 +100,7 @@ struct np_dso *np_dso_ready(struct np_dso_cache *c, struct np_dso *d);
 /* Map a file offset to the ELF virtual address symbols use (d ready). */
 int np_dso_off_to_vaddr(const struct np_dso *d, uint64_t off, uint64_t *vaddr);
 void np_dso_cache_free(struct np_dso_cache *c);
+size_t np_dso_cache_mem(const struct np_dso_cache *c);
 
 /* perfmap.c: JIT symbols from /tmp/perf-PID.map */
 struct np_perfmap {
@@ -152,6 +156,7 @@ void np_proc_clear(struct np_proc *pr);
 int np_proc_copy(struct np_proc *dst, const struct np_proc *src);
 const struct np_map *np_proc_find(const struct np_proc *pr, uint64_t addr);
 void np_procs_free(struct np_procs *p);
+size_t np_procs_mem(const struct np_procs *p);
 /* Forget the processes that exited before before_ns; returns how many. */
 unsigned int np_procs_prune(struct np_procs *p, uint64_t before_ns);
 

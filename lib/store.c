@@ -523,6 +523,11 @@ static uint64_t lockups_bytes(const struct np_store *s)
 	return sum;
 }
 
+size_t np_store_mem(const struct np_store *s)
+{
+	return s->ep.tab ? np_stacktab_mem(s->ep.tab) : 0;
+}
+
 uint64_t np_store_bytes(const struct np_store *s)
 {
 	uint64_t sum = lockups_bytes(s);

@@ -149,6 +149,8 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
  * realtime clock. */
 int np_store_prune(struct np_store *s, uint64_t now_ns);
 /* Total bytes of segments and lockups the store holds. */
+/* Heap bytes the writer holds (its mirror of the open dictionary). */
+size_t np_store_mem(const struct np_store *s);
 uint64_t np_store_bytes(const struct np_store *s);
 const char *np_store_dir(const struct np_store *s);
 void np_store_close(struct np_store *s);

@@ -279,6 +279,12 @@ int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	return 0;
 }
 
+size_t np_symbolizer_mem(const struct np_symbolizer *s)
+{
+	return sizeof(*s) + s->arena.bytes + np_symtab_mem(&s->ksyms) +
+	       np_dso_cache_mem(&s->dsos) + np_procs_mem(&s->procs);
+}
+
 const char *np_symbolizer_warning(const struct np_symbolizer *s)
 {
 	return s->kwarning[0] ? s->kwarning : NULL;

@@ -30,6 +30,7 @@ const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len)
 		c->size = size;
 		c->next = a->head;
 		a->head = c;
+		a->bytes += sizeof(*c) + size;
 	}
 	p = c->data + c->used;
 	memcpy(p, s, len);
@@ -46,6 +47,7 @@ void np_arena_free(struct np_arena *a)
 		a->head = c->next;
 		free(c);
 	}
+	a->bytes = 0;
 }
 
 /* A symbol while its table is being built. */
@@ -159,6 +161,11 @@ const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr)
 	if (!lo)
 		return NULL;
 	return addr < t->v[lo - 1].end ? &t->v[lo - 1] : NULL;
+}
+
+size_t np_symtab_mem(const struct np_symtab *t)
+{
+	return t->nr * (t->v ? sizeof(*t->v) : 0) + t->cap * sizeof(*t->b);
 }
 
 void np_symtab_free(struct np_symtab *t)

@@ -304,6 +304,15 @@ static void test_live(const struct paths *p)
 	check(st.slices >= 1 && st.store_bytes > 0, "status: slices written to the store",
 	      "%llu slices, %llu bytes", (unsigned long long)st.slices,
 	      (unsigned long long)st.store_bytes);
+	/* The parts are within the whole, and each holds something by now. */
+	check(st.rss_bytes > 0 && st.mem_live > 0 && st.mem_slice > 0 &&
+	      st.mem_symbols > 0 &&
+	      st.mem_live + st.mem_slice + st.mem_store + st.mem_symbols < st.rss_bytes,
+	      "status: memory of the parts within the RSS",
+	      "rss %llu live %llu slice %llu store %llu symbols %llu",
+	      (unsigned long long)st.rss_bytes, (unsigned long long)st.mem_live,
+	      (unsigned long long)st.mem_slice, (unsigned long long)st.mem_store,
+	      (unsigned long long)st.mem_symbols);
 	check(st.slice_s == 2 && st.nr_cpus >= 1 && st.uptime_s >= 1,
 	      "status: slice, cpus, uptime", "%u s, %u cpus, %llu s", st.slice_s,
 	      st.nr_cpus, (unsigned long long)st.uptime_s);
