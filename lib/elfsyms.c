@@ -9,6 +9,8 @@
  * and the open file keeps a deleted or replaced one readable.  Objects are shared
  * between processes, keyed by build-id, else by device, inode, size and
  * mtime (a replaced file is a new object).  [vdso] is read from memory.
+ * An object no known process maps any more is freed with its names
+ * (np_dso_cache_sweep), so the cache follows what runs, not all that ran.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -143,7 +145,7 @@ static int load_debug_file(struct np_dso *d, struct np_dso_cache *c)
 		return 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
-		n = load_symbols(d, c->arena, elf, SHT_SYMTAB);
+		n = load_symbols(d, &d->names, elf, SHT_SYMTAB);
 		elf_end(elf);
 	}
 	close(fd);
@@ -170,9 +172,9 @@ static void load_elf_image(struct np_dso *d, struct np_dso_cache *c, Elf *elf)
 	if (!d->build_id_size)
 		read_build_id(elf, d->build_id, &d->build_id_size);
 	/* .symtab has everything; a stripped object keeps only .dynsym */
-	if (!has_section(elf, SHT_SYMTAB) || !load_symbols(d, c->arena, elf, SHT_SYMTAB)) {
+	if (!has_section(elf, SHT_SYMTAB) || !load_symbols(d, &d->names, elf, SHT_SYMTAB)) {
 		if (!load_debug_file(d, c))
-			load_symbols(d, c->arena, elf, SHT_DYNSYM);
+			load_symbols(d, &d->names, elf, SHT_DYNSYM);
 	}
 	np_symtab_finish(&d->syms);
 }
@@ -196,11 +198,21 @@ static struct np_dso *find_by_build_id(struct np_dso_cache *c,
 	return NULL;
 }
 
+/*
+ * In ns: a file deleted and another written within the same second can
+ * get the same inode and size (a rebuilt binary), and must not be taken
+ * for the same object.
+ */
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 static struct np_dso *find_by_file(struct np_dso_cache *c, const struct stat *st)
 {
 	for (struct np_dso *d = c->head; d; d = d->next)
 		if (d->ino == st->st_ino && d->dev == st->st_dev &&
-		    d->size == st->st_size && d->mtime == (int64_t)st->st_mtime)
+		    d->size == st->st_size && d->mtime == mtime_ns(st))
 			return d;
 	return NULL;
 }
@@ -316,7 +328,7 @@ struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 		d->dev = st.st_dev;
 		d->ino = st.st_ino;
 		d->size = st.st_size;
-		d->mtime = st.st_mtime;
+		d->mtime = mtime_ns(&st);
 		d->fd = fd;
 		c->nr_fds++;
 		/* bounded open files: past the cap, read now */
@@ -375,9 +387,41 @@ size_t np_dso_cache_mem(const struct np_dso_cache *c)
 	size_t m = 0;
 
 	for (const struct np_dso *d = c->head; d; d = d->next)
-		m += sizeof(*d) + np_symtab_mem(&d->syms) +
+		m += sizeof(*d) + np_symtab_mem(&d->syms) + d->names.bytes +
 		     (size_t)d->nr_segs * sizeof(*d->segs);
 	return m;
+}
+
+static void dso_free(struct np_dso_cache *c, struct np_dso *d)
+{
+	if (d->fd >= 0) {
+		close(d->fd);
+		c->nr_fds--;
+	}
+	np_symtab_free(&d->syms);
+	np_arena_free(&d->names);
+	free(d->segs);
+	free(d);
+}
+
+unsigned int np_dso_cache_sweep(struct np_dso_cache *c, unsigned int mark)
+{
+	struct np_dso **pp = &c->head;
+	unsigned int n = 0;
+
+	while (*pp) {
+		struct np_dso *d = *pp;
+
+		/* [vdso] is the same for every process: kept */
+		if (d->mark == mark || !strcmp(d->path, "[vdso]")) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		dso_free(c, d);
+		n++;
+	}
+	return n;
 }
 
 void np_dso_cache_free(struct np_dso_cache *c)
@@ -386,10 +430,6 @@ void np_dso_cache_free(struct np_dso_cache *c)
 		struct np_dso *d = c->head;
 
 		c->head = d->next;
-		if (d->fd >= 0)
-			close(d->fd);
-		np_symtab_free(&d->syms);
-		free(d->segs);
-		free(d);
+		dso_free(c, d);
 	}
 }

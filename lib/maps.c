@@ -202,6 +202,21 @@ unsigned int np_procs_prune(struct np_procs *p, uint64_t before_ns)
 	return n;
 }
 
+void np_procs_mark_dsos(struct np_procs *p, unsigned int mark)
+{
+	for (int i = 0; i < NP_PROC_BUCKETS; i++)
+		for (struct np_proc *pr = p->b[i]; pr; pr = pr->next)
+			for (size_t j = 0; j < pr->nr; j++) {
+				struct np_dso *d = pr->maps[j].dso;
+
+				if (!d)
+					continue;
+				d->mark = mark;
+				if (d->same)
+					d->same->mark = mark;
+			}
+}
+
 size_t np_procs_mem(const struct np_procs *p)
 {
 	size_t m = 0;

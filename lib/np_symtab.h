@@ -74,6 +74,8 @@ struct np_dso {
 	struct np_load_seg *segs;
 	int nr_segs;
 	struct np_symtab syms;
+	struct np_arena names;	/* of syms: freed with the object */
+	unsigned int mark;	/* np_dso_cache_sweep */
 };
 
 struct np_dso_cache {
@@ -100,6 +102,13 @@ struct np_dso *np_dso_ready(struct np_dso_cache *c, struct np_dso *d);
 /* Map a file offset to the ELF virtual address symbols use (d ready). */
 int np_dso_off_to_vaddr(const struct np_dso *d, uint64_t off, uint64_t *vaddr);
 void np_dso_cache_free(struct np_dso_cache *c);
+/*
+ * Free the objects whose mark is not mark: those no known process maps
+ * (np_procs_mark_dsos set the mark of the others).  Their paths stay in
+ * the cache's arena, so a path handed out earlier stays valid; their
+ * symbol names go.  Returns how many were freed.
+ */
+unsigned int np_dso_cache_sweep(struct np_dso_cache *c, unsigned int mark);
 size_t np_dso_cache_mem(const struct np_dso_cache *c);
 
 /* perfmap.c: JIT symbols from /tmp/perf-PID.map */
@@ -157,6 +166,8 @@ int np_proc_copy(struct np_proc *dst, const struct np_proc *src);
 const struct np_map *np_proc_find(const struct np_proc *pr, uint64_t addr);
 void np_procs_free(struct np_procs *p);
 size_t np_procs_mem(const struct np_procs *p);
+/* Set mark on every object a known process maps (and what it shares). */
+void np_procs_mark_dsos(struct np_procs *p, unsigned int mark);
 /* Forget the processes that exited before before_ns; returns how many. */
 unsigned int np_procs_prune(struct np_procs *p, uint64_t before_ns);
 

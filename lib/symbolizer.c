@@ -31,6 +31,7 @@ struct np_symbolizer {
 	uint64_t mods_checked_ns;	/* CLOCK_MONOTONIC of the last look */
 	struct np_dso_cache dsos;
 	struct np_procs procs;
+	unsigned int dso_mark;		/* np_dso_cache_sweep */
 };
 
 /* FNV-1a over each loaded module's name and address: changes on (un)load. */
@@ -194,10 +195,18 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 			pr->exited = 1;
 			pr->exit_ns = ev->task.time_ns;
 		}
-		/* at most once a second of event time: forget the long gone */
+		/*
+		 * At most once a second of event time: forget the long gone,
+		 * and the objects only they mapped (a build machine runs
+		 * thousands of binaries a day; their symbols must not add up).
+		 */
 		if (ev->task.time_ns >= s->procs.pruned_ns + 1000000000ULL &&
 		    ev->task.time_ns > NP_EXITED_KEEP_NS) {
-			np_procs_prune(&s->procs, ev->task.time_ns - NP_EXITED_KEEP_NS);
+			if (np_procs_prune(&s->procs,
+					   ev->task.time_ns - NP_EXITED_KEEP_NS)) {
+				np_procs_mark_dsos(&s->procs, ++s->dso_mark);
+				np_dso_cache_sweep(&s->dsos, s->dso_mark);
+			}
 			s->procs.pruned_ns = ev->task.time_ns;
 		}
 		break;

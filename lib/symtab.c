@@ -7,6 +7,11 @@
 #include <string.h>
 #include "np_symtab.h"
 
+/*
+ * Chunks double from ARENA_MIN_CHUNK up to ARENA_CHUNK: every ELF object
+ * has an arena of its own, and most hold a few hundred names.
+ */
+#define ARENA_MIN_CHUNK	(4 * 1024)
 #define ARENA_CHUNK	(256 * 1024)
 
 struct np_arena_chunk {
@@ -21,7 +26,11 @@ const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len)
 	char *p;
 
 	if (!c || c->size - c->used < len + 1) {
-		size_t size = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
+		size_t size = a->bytes < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK :
+			      a->bytes < ARENA_CHUNK ? a->bytes : ARENA_CHUNK;
+
+		if (size < len + 1)
+			size = len + 1;
 
 		c = malloc(sizeof(*c) + size);
 		if (!c)

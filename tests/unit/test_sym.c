@@ -345,6 +345,37 @@ int main(void)
 	np_symbolizer_event(s, &ev);
 	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "exited-11s");
 	expect_all(s, fake, &a, "/prog", "parent-kept");
+	/*
+	 * 4b. an object only exited processes mapped is freed once they are
+	 * forgotten; what live processes map stays
+	 */
+	if (sh("cd %s && cc -O2 -Wl,--build-id=0x6e6d6970726f66676f6e65 -o prog_gone prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) == 0) {
+		struct child g;
+		char gbin[128];
+		size_t before, during;
+
+		snprintf(gbin, sizeof(gbin), "%s/prog_gone", dir);
+		if (start(&g, gbin) == 0) {
+			before = np_symbolizer_mem(s);
+			replay_maps(s, g.pid, fake + 7);
+			expect(s, fake + 7, g.alpha + 1, "np_alpha", 1, "/prog_gone", "gone-alive");
+			during = np_symbolizer_mem(s);
+			stop(&g);
+			memset(&ev, 0, sizeof(ev));
+			ev.type = NP_EV_EXIT;
+			ev.task.pid = ev.task.tid = fake + 7;
+			ev.task.time_ns = 20000000000ULL;
+			np_symbolizer_event(s, &ev);
+			expect(s, fake + 7, g.alpha + 1, "np_alpha", 1, "/prog_gone", "gone-exited");
+			ev.task.pid = ev.task.tid = fake + 98;	/* 11 s later */
+			ev.task.time_ns = 31000000000ULL;
+			np_symbolizer_event(s, &ev);
+			/* its symbols went, its path string stays */
+			CHECK(during > before);
+			CHECK(np_symbolizer_mem(s) <= before + 256);
+			expect_all(s, fake, &a, "/prog", "sweep-kept");
+		}
+	}
 	/* 5. binary replaced (new inode) and process exited after being seen */
 	if (sh("cp %s %s.new && mv %s.new %s", sbin, bin, bin, bin) == 0) {
 		stop(&a);
