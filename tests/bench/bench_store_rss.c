@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "agg.h"
+#include "np_ctl.h"
 #include "store.h"
 
 static long status_kb(const char *key)
@@ -340,6 +341,26 @@ static int daemon_bench(int argc, char **argv)
 	}
 	printf("nmiprofd: RSS median %.1f MiB, max %.1f MiB (slice writes), peak (VmHWM) %.1f MiB\n",
 	       dmed / 1024.0, dmax / 1024.0, pid_kb(pid, "VmHWM:") / 1024.0);
+	{
+		/* Where it goes, from the daemon's own status, at the end. */
+		char err[256];
+		struct np_ctl_client *c = np_ctl_open(sock, err, sizeof(err));
+		struct np_ctl_status st;
+
+		if (c && !np_ctl_status(c, &st, err, sizeof(err)))
+			printf("nmiprofd status at the end: RSS %.1f MiB = live view %.1f + "
+			       "current slice %.1f + store dictionary %.1f + symbols %.1f "
+			       "(every binary that ran on the machine) + the rest %.1f MiB\n",
+			       st.rss_bytes / 1048576.0, st.mem_live / 1048576.0,
+			       st.mem_slice / 1048576.0, st.mem_store / 1048576.0,
+			       st.mem_symbols / 1048576.0,
+			       ((double)st.rss_bytes - st.mem_live - st.mem_slice -
+				st.mem_store - st.mem_symbols) / 1048576.0);
+		else
+			printf("nmiprofd status: %s\n", err);
+		if (c)
+			np_ctl_close(c);
+	}
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	if (!stored_stacks(store)) {
