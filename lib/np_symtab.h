@@ -18,11 +18,15 @@ struct np_arena {
 const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len);
 void np_arena_free(struct np_arena *a);
 
-/* 32 bytes: the kernel alone has ~10^5 of them, held all the time. */
+/*
+ * 24 bytes: the kernel alone has ~10^5 of them, held all the time.  The
+ * dso is an index into the table's few dso strings (np_symtab_dso).
+ */
 struct np_symdef {
-	uint64_t start, end;	/* [start, end) */
+	uint64_t start;
 	const char *name;
-	const char *dso;	/* kernel: "[kernel.kallsyms]" or "[module]" */
+	uint32_t size;		/* [start, start + size) */
+	uint32_t dso;
 };
 
 /*
@@ -36,6 +40,8 @@ struct np_symtab {
 	size_t nr;		/* symbols in v, or added so far */
 	struct np_symbuild *b;	/* while building */
 	size_t cap;		/* of b */
+	const char **dsos;	/* np_symdef.dso -> string */
+	uint32_t nr_dsos;
 };
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio);
@@ -44,6 +50,12 @@ void np_symtab_limit_last(struct np_symtab *t, uint64_t limit);
 /* Sort, drop duplicates, give size-less symbols the gap to the next. */
 void np_symtab_finish(struct np_symtab *t);
 const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr);
+/* The dso string given when d was added (kernel: "[kernel.kallsyms]", "[mod]"). */
+static inline const char *np_symtab_dso(const struct np_symtab *t,
+					const struct np_symdef *d)
+{
+	return d->dso < t->nr_dsos ? t->dsos[d->dso] : NULL;
+}
 void np_symtab_free(struct np_symtab *t);
 /* Heap bytes of the table (its names live in an arena, not counted). */
 size_t np_symtab_mem(const struct np_symtab *t);

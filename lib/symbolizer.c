@@ -282,7 +282,7 @@ int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 		sym = np_symtab_find(&s->ksyms, addr);
 	if (!sym)
 		return 1;
-	out->dso = sym->dso;
+	out->dso = np_symtab_dso(&s->ksyms, sym);
 	out->name = sym->name;
 	out->offset = addr - sym->start;
 	return 0;

@@ -61,7 +61,10 @@ void np_arena_free(struct np_arena *a)
 
 /* A symbol while its table is being built. */
 struct np_symbuild {
-	struct np_symdef d;
+	struct {
+		uint64_t start, end;	/* end 0: size-less */
+		const char *name, *dso;
+	} d;
 	int prio;		/* on equal start the highest wins (GLOBAL > WEAK > LOCAL) */
 	uint64_t limit;		/* a size-less symbol ends here at the latest (0: none) */
 };
@@ -77,12 +80,15 @@ int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		t->v = NULL;
 		t->nr = 0;
 		for (size_t i = 0; i < n; i++)
-			if (np_symtab_add(t, v[i].start, v[i].end - v[i].start,
-					  v[i].name, v[i].dso, 0) < 0) {
+			if (np_symtab_add(t, v[i].start, v[i].size, v[i].name,
+					  np_symtab_dso(t, &v[i]), 0) < 0) {
 				free(v);
 				return -1;
 			}
 		free(v);
+		free(t->dsos);
+		t->dsos = NULL;
+		t->nr_dsos = 0;
 	}
 	if (t->nr == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
@@ -121,6 +127,23 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->d.name, y->d.name);
 }
 
+/* The index of dso in t->dsos, added if new (a table has one, or a few). */
+static uint32_t symtab_dso_id(struct np_symtab *t, const char *dso)
+{
+	const char **v;
+	uint32_t i;
+
+	for (i = t->nr_dsos; i--;)	/* the last one is the likeliest */
+		if (t->dsos[i] == dso)
+			return i;
+	v = realloc(t->dsos, (t->nr_dsos + 1) * sizeof(*v));
+	if (!v)
+		return UINT32_MAX;	/* reads as no dso */
+	t->dsos = v;
+	t->dsos[t->nr_dsos] = dso;
+	return t->nr_dsos++;
+}
+
 void np_symtab_finish(struct np_symtab *t)
 {
 	struct np_symbuild *b = t->b;
@@ -143,12 +166,19 @@ void np_symtab_finish(struct np_symtab *t)
 		if (b[i].limit > b[i].d.start && b[i].d.end > b[i].limit)
 			b[i].d.end = b[i].limit;
 	}
-	/* The build array is a third larger and up to twice the count:
+	/* The build array is twice the size and up to twice the count:
 	 * keep just the symbols.  On ENOMEM, keep the table empty. */
 	t->v = n ? malloc(n * sizeof(*t->v)) : NULL;
 	t->nr = t->v ? n : 0;
-	for (i = 0; i < t->nr; i++)
-		t->v[i] = b[i].d;
+	for (i = 0; i < t->nr; i++) {
+		uint64_t size = b[i].d.end - b[i].d.start;
+
+		t->v[i] = (struct np_symdef){
+			.start = b[i].d.start, .name = b[i].d.name,
+			.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+			.dso = symtab_dso_id(t, b[i].d.dso),
+		};
+	}
 	free(b);
 	t->b = NULL;
 	t->cap = 0;
@@ -169,17 +199,19 @@ const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr)
 	}
 	if (!lo)
 		return NULL;
-	return addr < t->v[lo - 1].end ? &t->v[lo - 1] : NULL;
+	return addr - t->v[lo - 1].start < t->v[lo - 1].size ? &t->v[lo - 1] : NULL;
 }
 
 size_t np_symtab_mem(const struct np_symtab *t)
 {
-	return t->nr * (t->v ? sizeof(*t->v) : 0) + t->cap * sizeof(*t->b);
+	return t->nr * (t->v ? sizeof(*t->v) : 0) + t->cap * sizeof(*t->b) +
+	       t->nr_dsos * sizeof(*t->dsos);
 }
 
 void np_symtab_free(struct np_symtab *t)
 {
 	free(t->v);
 	free(t->b);
+	free(t->dsos);
 	memset(t, 0, sizeof(*t));
 }

@@ -60,7 +60,7 @@ int main(void)
 	CHECK(np_ksyms_load(&t, &a, ksyms, mods, warning, sizeof(warning)) == 0,
 	      "load: %s", warning);
 	d = np_symtab_find(&t, 0xffffffffc0200410);
-	CHECK(d && !strcmp(d->name, "early_last") && !strcmp(d->dso, "[early]"),
+	CHECK(d && !strcmp(d->name, "early_last") && !strcmp(np_symtab_dso(&t, d), "[early]"),
 	      "inside the module: %s", d ? d->name : "(none)");
 	d = np_symtab_find(&t, 0xffffffffc0300000);
 	CHECK(!d, "past the module's end resolved to %s+%#llx", d ? d->name : "",
