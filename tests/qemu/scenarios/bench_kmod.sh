@@ -35,7 +35,7 @@
 # @cmdline maxcpus=1
 
 ROUNDS=150	# work units per copy of deep in (b)
-REPS=5		# interleaved rounds in (b)
+REPS=4		# interleaved rounds in (b): icount spreads are ~0.05 %
 RAW_T=
 
 . /bench/kmod_cost.sh
@@ -130,14 +130,15 @@ while [ $r -lt $REPS ]; do
 	raw nmiprof_ustack $r -k 0
 	raw nmiprof_nostack $r -k 0 -U
 
+	# perf without and with -g.  -B -N: no build-id pass at the end
+	# (Debian's perf 6.1 sometimes aborts in it); it runs after the job,
+	# so the figure is the same.
 	rm -f /tmp/j1 /tmp/j2 /tmp/t0 /tmp/t1
 	perf record -F 1000 -a -B -N -o /tmp/perf.data -- sh /tmp/job.sh \
 		>"$RESULTS/perf_nog.$r.txt" 2>&1 || fail "perf record (no -g) run $r exited with $?"
 	record perf_nog $r "$(perf_samples)"
 	rm -f /tmp/perf.data
 
-	# -B -N: no build-id pass at the end (Debian's perf 6.1 sometimes
-	# aborts in it); it runs after the job, so the figure is the same.
 	rm -f /tmp/j1 /tmp/j2 /tmp/t0 /tmp/t1
 	perf record -F 1000 -a -g -B -N -o /tmp/perf.data -- sh /tmp/job.sh \
 		>"$RESULTS/perf_record.$r.txt" 2>&1 || fail "perf record run $r exited with $?"
