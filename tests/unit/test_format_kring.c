@@ -9,7 +9,8 @@
  * wrap-around of the free-running counters, LOST and LOCKUP records,
  * early stop, unknown record types, missing required fields and
  * malformed records; the sample fast path (frames handed on in place
- * when aligned, copied when not; short records read field by field).
+ * when aligned, copied when not; short records read field by field;
+ * __rel_loc arrays).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -448,6 +449,24 @@ static const struct layout short_sample = {
 	F("u16", nr_uframes, 54, 2),
 	{ 0 } } };
 
+/* short_sample with __rel_loc arrays (the kernel's newer dynamic arrays) */
+static const struct layout rel_sample = {
+	"sample", NMIPROF_REC_SAMPLE, 1, 0, 56, {
+	F("unsigned short", common_type, 0, 2),
+	F("unsigned short", common_flags, 2, 2),
+	F("unsigned int", common_size, 4, 4),
+	F("u64", time_ns, 8, 8),
+	F("u64", ip, 16, 8),
+	F("u32", cpu, 24, 4),
+	F("u32", pid, 28, 4),
+	F("u32", tid, 32, 4),
+	{ "__rel_loc u64[] kstack", "kstack", 36, 4 },
+	{ "__rel_loc u64[] ustack", "ustack", 40, 4 },
+	{ "char comm[8]", "comm", 44, 8 },
+	F("u16", nr_kframes, 52, 2),
+	F("u16", nr_uframes, 54, 2),
+	{ 0 } } };
+
 struct where {
 	const uint64_t *kframes, *uframes;
 	int n;
@@ -520,6 +539,20 @@ static void test_sample_paths(void)
 	CHECK(g.ev[1].sample.nr_uframes == 2 && !memcmp(g.uf[1], UF, sizeof(UF)));
 	/* truncated inside the fixed part */
 	CHECK(np_format_decode(f, rec, 40, collect, &g) == -EINVAL && g.n == 2);
+	np_format_free(f);
+
+	/* __rel_loc arrays: offsets count from the end of their field */
+	f = np_format_new();
+	t = format_text(&rel_sample, NULL);
+	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
+	size = build(&short_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
+	fill_sample(&short_sample, rec, 7);
+	put(&short_sample, rec, "kstack", NMIPROF_LOC(56 - 40, 3 * 8));
+	put(&short_sample, rec, "ustack", NMIPROF_LOC(56 + 3 * 8 - 44, 2 * 8));
+	memset(&g, 0, sizeof(g));
+	CHECK(np_format_decode(f, rec, size, collect, &g) == 0 && g.n == 1);
+	CHECK(g.ev[0].sample.nr_kframes == 3 && !memcmp(g.kf[0], KF, sizeof(KF)));
+	CHECK(g.ev[0].sample.nr_uframes == 2 && !memcmp(g.uf[0], UF, sizeof(UF)));
 	np_format_free(f);
 }
 
