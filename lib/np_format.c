@@ -348,8 +348,9 @@ static inline uint64_t ld_wide(const uint8_t *rec, const struct plan_field *pf)
  * buf.  Returns the number of frames (at most NMIPROF_MAX_FRAMES, as in
  * get_frames()), or -EINVAL.
  */
-static int frames_at(const uint8_t *rec, size_t size, unsigned int loc_off,
-		     int relative, uint64_t *buf, const uint64_t **out)
+static inline __attribute__((always_inline)) int
+frames_at(const uint8_t *rec, size_t size, unsigned int loc_off, int relative,
+	  uint64_t *buf, const uint64_t **out)
 {
 	uint32_t loc;
 	uint64_t off, len;
