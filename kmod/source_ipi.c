@@ -169,7 +169,15 @@ static void np_ipi_repace(void)
 		self |= cpu == prev && cpumask_test_cpu(cpu, np_sess.cpus);
 		prev = cpu;
 	}
-	if (self && !np_ipi_self_noted) {
+	/*
+	 * Say so only when it lasts: setting up the session joins the
+	 * online CPUs one after another, so the first one is briefly alone
+	 * until the next joins.  Those are still active; a CPU going down
+	 * is inactive before its teardown here, and one coming up joins
+	 * before it is active.
+	 */
+	if (self && !np_ipi_self_noted &&
+	    cpumask_subset(cpu_active_mask, &np_ipi_joined)) {
 		pr_info("nmiprof: cpu %d is the only online CPU and paces itself: it is not sampled while its interrupts are off\n",
 			cpumask_first(&np_ipi_joined));
 		np_ipi_self_noted = true;

@@ -17,6 +17,10 @@ for opts in "-w" "-c 1"; do
 	nmiprof_ringcheck -t 8 -f 1000 -n 100 $opts >"$RESULTS/hotplug.txt" 2>&1 &
 	reader=$!
 	sleep 3
+	# Sampling with both CPUs online: nobody paces itself, nor says so.
+	if [ "$opts" = -w ] && dmesg_has 'paces itself'; then
+		fail "self-pacing reported with both CPUs online"
+	fi
 	check "cpu1 offline" sh -c "echo 0 >$ONLINE"
 	sleep 2
 	check "cpu1 online" sh -c "echo 1 >$ONLINE"
