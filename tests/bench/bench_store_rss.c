@@ -278,6 +278,7 @@ static int daemon_bench(int argc, char **argv)
 	int freq = argc > 6 ? atoi(argv[6]) : 5000;
 	int live_s = argc > 7 ? atoi(argv[7]) : 0;	/* 0: the default */
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), dmax, dmed, pmax, pmed;
+	uint32_t nstacks;
 	char dir[64], conf[128], store[128], sock[128], log[128], plog[128],
 	     data[128], freq_s[16];
 	struct perf_event_attr pa = {
@@ -363,7 +364,8 @@ static int daemon_bench(int argc, char **argv)
 	}
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
-	if (!stored_stacks(store)) {
+	nstacks = stored_stacks(store);
+	if (!nstacks) {
 		printf("FAIL: the daemon's store does not read back (kept: %s)\n", dir);
 		for (int i = 0; i < nwork; i++)
 			kill(work[i], SIGKILL);
@@ -392,8 +394,10 @@ static int daemon_bench(int argc, char **argv)
 		kill(work[i], SIGKILL);
 		waitpid(work[i], NULL, 0);
 	}
+	/* The workload's stack count varies with the machine: say which. */
 	printf("target: steady RSS <= 32 MB (30.5 MiB) with 100k distinct stacks: %s\n",
-	       dmed <= 32000000 / 1024 ? "met (median) at this stack count" : "NOT met");
+	       nstacks < 100000 ? "not measured (fewer than 100k stacks: raise paths)" :
+	       dmed <= 32000000 / 1024 ? "met (median)" : "NOT met");
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }
