@@ -449,24 +449,6 @@ static const struct layout short_sample = {
 	F("u16", nr_uframes, 54, 2),
 	{ 0 } } };
 
-/* short_sample with __rel_loc arrays (the kernel's newer dynamic arrays) */
-static const struct layout rel_sample = {
-	"sample", NMIPROF_REC_SAMPLE, 1, 0, 56, {
-	F("unsigned short", common_type, 0, 2),
-	F("unsigned short", common_flags, 2, 2),
-	F("unsigned int", common_size, 4, 4),
-	F("u64", time_ns, 8, 8),
-	F("u64", ip, 16, 8),
-	F("u32", cpu, 24, 4),
-	F("u32", pid, 28, 4),
-	F("u32", tid, 32, 4),
-	{ "__rel_loc u64[] kstack", "kstack", 36, 4 },
-	{ "__rel_loc u64[] ustack", "ustack", 40, 4 },
-	{ "char comm[8]", "comm", 44, 8 },
-	F("u16", nr_kframes, 52, 2),
-	F("u16", nr_uframes, 54, 2),
-	{ 0 } } };
-
 struct where {
 	const uint64_t *kframes, *uframes;
 	int n;
@@ -487,6 +469,7 @@ static void test_sample_paths(void)
 	struct np_format *f = abi_format();
 	uint64_t buf[2048 / 8 + 1];	/* 8-byte aligned, as a ring is */
 	uint8_t *rec = (uint8_t *)buf, *odd = (uint8_t *)buf + 1024 + 4;
+	struct layout rel_sample;
 	struct where w = { 0 };
 	struct got g = { 0 };
 	char err[256];
@@ -541,7 +524,17 @@ static void test_sample_paths(void)
 	CHECK(np_format_decode(f, rec, 40, collect, &g) == -EINVAL && g.n == 2);
 	np_format_free(f);
 
-	/* __rel_loc arrays: offsets count from the end of their field */
+	/*
+	 * __rel_loc arrays (the kernel's newer dynamic arrays): offsets count
+	 * from the end of their field.  short_sample, its arrays so declared.
+	 */
+	rel_sample = short_sample;
+	for (struct tfield *tf = rel_sample.f; tf->name; tf++) {
+		if (!strcmp(tf->name, "kstack"))
+			tf->decl = "__rel_loc u64[] kstack";
+		else if (!strcmp(tf->name, "ustack"))
+			tf->decl = "__rel_loc u64[] ustack";
+	}
 	f = np_format_new();
 	t = format_text(&rel_sample, NULL);
 	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
