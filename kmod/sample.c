@@ -8,7 +8,7 @@
  * hit user mode, else task_pt_regs(current)), read only through
  * copy_from_user_nmi(), which refuses when the current mm isn't loaded and
  * never sleeps; a window of stack is copied at a time and the frames
- * inside it are read from the copy (see np_user_frame()).  32-bit (ia32)
+ * inside it are read from the copy (see np_uwin_fill()).  32-bit (ia32)
  * tasks have 4-byte frames, walked the same way, as perf_callchain_user32()
  * does.  Kernel threads and user workers have no user stack.
  *
@@ -37,7 +37,7 @@
 #include "session.h"
 
 /*
- * Bytes of user stack np_user_frame() copies at once.  Every
+ * Bytes of user stack np_uwin_fill() copies at once.  Every
  * copy_from_user_nmi() call pays a fixed price (access_ok,
  * nmi_uaccess_okay, pagefault_disable/enable, the copy routine's setup),
  * and a caller's frame is usually within a few hundred bytes of its
@@ -50,7 +50,7 @@
  */
 #define NP_UWIN_BYTES		256
 
-/* One per CPU; the latch guarantees a single user at a time. */
+/* The user stack window, one per CPU; the latch guarantees one user. */
 struct np_scratch {
 	u64			uwin[NP_UWIN_BYTES / sizeof(u64)];
 };
