@@ -323,6 +323,13 @@ static struct raw_ent *raw_slot(struct raw_ent *tab, uint32_t mask,
 	}
 }
 
+static void raw_clear(struct np_agg *a)
+{
+	if (a->raw)
+		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
+	a->raw_used = 0;
+}
+
 static int raw_grow(struct np_agg *a)
 {
 	uint32_t size = a->raw ? (a->raw_mask + 1) * 2 : 1024;
@@ -493,12 +500,10 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 	/* load <= 3/4, at most RAW_MAX_SLOTS */
 	if (!a->raw || ((uint64_t)a->raw_used + 1) * 4 >
 		       ((uint64_t)a->raw_mask + 1) * 3) {
-		if (a->raw && a->raw_mask + 1 >= RAW_MAX_SLOTS) {
-			memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
-			a->raw_used = 0;
-		} else if (raw_grow(a)) {
+		if (a->raw && a->raw_mask + 1 >= RAW_MAX_SLOTS)
+			raw_clear(a);
+		else if (raw_grow(a))
 			goto nomem;
-		}
 	}
 	r = raw_slot(a->raw, a->raw_mask, k.h1, k.h2);
 	if (!(r->h1 | r->h2)) {
@@ -533,9 +538,7 @@ void np_agg_reset(struct np_agg *a)
 	if (a->ent_slot)
 		memset(a->ent_slot, 0,
 		       ((size_t)a->ent_mask + 1) * sizeof(*a->ent_slot));
-	if (a->raw)
-		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
-	a->raw_used = 0;
+	raw_clear(a);
 	memset(a->memo, 0xff, sizeof(a->memo));	/* frame NP_ID_NONE: empty */
 	memset(a->umemo, 0xff, sizeof(a->umemo));
 	a->samples = 0;
