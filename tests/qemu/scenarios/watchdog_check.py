@@ -33,6 +33,12 @@ UART = re.compile(r"\[\s*(\d+\.\d+)\]\[C(\d+)\] (.*)")
 PRINTK = re.compile(r"\[\s*(\d+\.\d+)\] (.*)")
 
 
+def is_subsequence(want, text):
+    """True if want's characters appear in text in order."""
+    it = iter(text)
+    return all(c in it for c in want)
+
+
 class Run:
     def __init__(self, thresh):
         self.thresh = float(thresh)
@@ -84,20 +90,33 @@ class Run:
         return None
 
     def find_recovery(self, cpu, start):
-        """CPU cpu's UART recovery line, as find() returns it.  The UART
-        writer shares the wire with the guest shell's output, which can
-        land in the middle of that line ("nmiprof: CPU 3 reok: insmod
-        nmiprcovered after"); then the line's printk copy is taken, as
-        long as the mangled UART line is there too."""
-        pat = r"^nmiprof: CPU %d recovered after ([0-9.]+) s" % cpu
+        """CPU cpu's UART recovery line, as find() returns it.
+
+        The UART writer shares the wire with the guest shell's output, so
+        the two can interleave character by character: CI once saw
+        "[C3]o nmik: iprof: CPU 3 recovered after 10.008 snsmod nmipr".
+        Interleaving keeps each writer's characters in order, so the UART
+        line is still there as a subsequence of what follows CPU cpu's
+        prefix (the shell's newlines may split it, hence the next lines
+        are joined).  Then the line's printk copy gives the figure."""
+        want = "nmiprof: CPU %d recovered after " % cpu
+        pat = r"^" + re.escape(want) + r"([0-9.]+) s"
         rec = self.find(pat, start, uart_cpu=cpu)
         if rec:
             return rec
         copy = self.find(pat, start)
-        if copy and self.find(r"^nmiprof: CPU %d re" % cpu, start, uart_cpu=cpu):
-            print("watchdog check: note: CPU %d's UART recovery line was "
-                  "interleaved with other console output; its printk copy is used" % cpu)
-            return copy
+        if not copy:
+            return None
+        for i in range(start, len(self.lines)):
+            m = UART.search(self.lines[i])
+            if not m or int(m.group(2)) != cpu:
+                continue
+            text = "".join([m.group(3)] + self.lines[i + 1:i + 4])
+            if is_subsequence(want, text[:len(want) + 200]):
+                print("watchdog check: note: CPU %d's UART recovery line was "
+                      "interleaved with other console output; its printk copy "
+                      "is used" % cpu)
+                return copy
         return None
 
     def report_block(self, start, cpu, end_pattern):
