@@ -5,9 +5,9 @@
  * Every watched CPU runs a pinned hrtimer with period threshold * 2 / 5,
  * the kernel watchdog's ratio.  Its callback stamps the CPU's heartbeat
  * and then looks at its buddy, the next watched CPU (as in
- * kernel/watchdog_buddy.c): a buddy whose heartbeat is older than the
- * threshold has not taken a timer interrupt for that long, so it runs with
- * interrupts off.  The checker sends it an NMI IPI.  An NMI carries no
+ * kernel/watchdog_buddy.c), and past a stuck buddy at the next one: a
+ * buddy whose heartbeat is older than the threshold has not taken a timer
+ * interrupt for that long, so it runs with interrupts off.  The checker sends it an NMI IPI.  An NMI carries no
  * payload, so a per-CPU pending flag says it is ours; NMI_LOCAL handlers
  * must never claim other users' NMIs.  In NMI the stuck CPU checks its own
  * heartbeat again and, if still stale, reports itself: only it has its
@@ -176,31 +176,28 @@ static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 	WRITE_ONCE(w->state, NP_WD_OK);
 }
 
-static void np_wd_check_buddy(int cpu, u64 now)
+/* Check one CPU's heartbeat; true if it is late (stuck). */
+static bool np_wd_check(unsigned int buddy, u64 now)
 {
-	unsigned int buddy = np_wd_buddy(cpu);
-	struct np_wd_cpu *b;
+	struct np_wd_cpu *b = per_cpu_ptr(&np_wd, buddy);
 	s64 age;
 
-	if (buddy >= nr_cpu_ids)
-		return;
-	b = per_cpu_ptr(&np_wd, buddy);
 	/* Pairs with smp_mb__before_atomic() in np_wd_cpu_online(). */
 	smp_rmb();
 	age = now - READ_ONCE(b->beat_ns);
 	if (age <= (s64)np_wd_thresh_ns)
-		return;
+		return false;
 
 	/* Pairs with smp_store_release() in np_wd_self_check(). */
 	if (smp_load_acquire(&b->state) == NP_WD_REPORTED) {
 		np_wd_trace_lockup(b, buddy);
-		return;
+		return true;
 	}
 	switch (atomic_read(&b->kicked)) {
 	case NP_WD_KICK_NONE:
 		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_NONE,
 				   NP_WD_KICK_SENT) != NP_WD_KICK_NONE)
-			return;		/* another checker, during hotplug */
+			break;		/* another checker got there first */
 		atomic_set(&b->nmi_pending, 1);
 		/* Pairs with atomic_xchg() in np_wd_nmi(): the flag is
 		 * visible before the NMI can arrive.
@@ -223,6 +220,27 @@ static void np_wd_check_buddy(int cpu, u64 now)
 				   NP_WD_KICK_SILENT) == NP_WD_KICK_SENT)
 			np_report_silent(buddy, age);
 		break;
+	}
+	return true;
+}
+
+/*
+ * Check our buddy and, past it, every CPU whose own checker is stuck: a
+ * CPU with interrupts off checks nobody, so a chain of stuck CPUs would
+ * leave all but its first unreported (seen: a CPU stuck holding a serial
+ * port's lock, and its checker spinning on that lock).  Several checkers
+ * may then look at one CPU; the kicked state makes one of them act.
+ */
+static void np_wd_check_buddies(int cpu, u64 now)
+{
+	unsigned int buddy = cpu;
+
+	for (;;) {
+		buddy = np_wd_buddy(buddy);
+		if (buddy >= nr_cpu_ids || buddy == cpu)
+			return;
+		if (!np_wd_check(buddy, now))
+			return;		/* alive: it checks its own buddy */
 	}
 }
 
@@ -252,7 +270,7 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	 * buddy: everybody's heartbeat is late.  Judge next period.
 	 */
 	if (now - prev <= np_wd_thresh_ns)
-		np_wd_check_buddy(cpu, now);
+		np_wd_check_buddies(cpu, now);
 	hrtimer_forward_now(timer, ns_to_ktime(np_wd_period_ns));
 	return HRTIMER_RESTART;
 }
@@ -324,7 +342,7 @@ static void np_wd_self_check(struct pt_regs *regs)
 	atomic_set(&w->traced, 0);
 
 	np_report_lockup(regs, age);
-	/* Pairs with smp_load_acquire() in np_wd_check_buddy(). */
+	/* Pairs with smp_load_acquire() in np_wd_check(). */
 	smp_store_release(&w->state, NP_WD_REPORTED);
 
 	if (np_wd_flags & NMIPROF_WF_ALL_CPU_BT)
@@ -404,7 +422,7 @@ static int np_wd_cpu_online(unsigned int cpu)
 	WRITE_ONCE(w->beat_ns, ktime_get_mono_fast_ns());
 	w->state = NP_WD_OK;
 	atomic_set(&w->kicked, 0);
-	/* Pairs with smp_rmb() in np_wd_check_buddy(): a buddy that finds
+	/* Pairs with smp_rmb() in np_wd_check(): a buddy that finds
 	 * us in the mask finds the fresh heartbeat too.
 	 */
 	smp_mb__before_atomic();
