@@ -6,7 +6,9 @@
  * irq_work on the local CPU, which a hard-locked CPU never runs, and a CPU
  * that is stuck holding console_lock or the port lock keeps everybody else
  * from flushing too.  The lockup report therefore also goes straight to
- * the serial port through this writer, which takes no kernel lock at all.
+ * the serial port through this writer, which waits for no kernel lock:
+ * it only tries the 8250 driver's port lock, a bounded time per line, to
+ * keep other writers out of its lines.
  */
 #ifndef _NMIPROF_NMI_UART_H
 #define _NMIPROF_NMI_UART_H
@@ -26,7 +28,10 @@ void np_uart_exit(void);
 bool np_uart_lock(void);
 void np_uart_unlock(void);
 
-/* Write len bytes, "\n" as "\r\n".  A no-op without a port. */
+/*
+ * Write len bytes, "\n" as "\r\n", under the port lock if it can be
+ * had.  A no-op without a port.
+ */
 void np_uart_write(const char *s, size_t len);
 
 #endif /* _NMIPROF_NMI_UART_H */
