@@ -124,7 +124,7 @@ static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
 	struct pt_regs *entry = &this_cpu_ptr(np_report_bufs)->entry;
 	unsigned long *sp = (unsigned long *)regs->sp;
 	void *stack = task_stack_page(current);
-	unsigned int n, guess;
+	unsigned int n, guess, slot;
 	bool no_orc;
 
 	*guessed = max;
@@ -132,27 +132,33 @@ static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
 		return 0;
 	buf[0] = regs->ip;
 	n = np_report_unwind(regs, buf, 1, max, &no_orc);
-	if (n > 1 || n == max || (void *)sp < stack ||
-	    (void *)(sp + 1) > stack + THREAD_SIZE)
+	if (n > 1 || n == max)
 		return n;
 	/*
 	 * Nothing above regs->ip: its code has no ORC data, as the
 	 * retpoline thunks (UNWIND_HINT_EMPTY in 6.1, _UNDEFINED in 6.12)
 	 * that every indirect call goes through.  Such code is entered by
-	 * a call and mostly caught before it touches the stack, so try the
-	 * return address at sp.  It is kept only if the unwinder has ORC
-	 * data for it, i.e. it is kernel text, and is marked "?" like the
-	 * kernel's own guesses.  The unwinder checks every stack access.
+	 * a call, so try the return address at sp, and at sp + 8: inside
+	 * a thunk, past its own inner call, sp holds the thunk's address
+	 * (or the call's target) and the caller is one slot up.  A guess
+	 * is kept only if the unwinder has ORC data for it and gets past
+	 * it, i.e. it is kernel text with callers, and is marked "?" like
+	 * the kernel's own guesses.  The unwinder checks every stack access.
 	 */
-	*entry = *regs;
-	entry->ip = READ_ONCE_NOCHECK(*sp);
-	entry->sp = (unsigned long)(sp + 1);
-	buf[n] = entry->ip;
-	guess = np_report_unwind(entry, buf, n + 1, max, &no_orc);
-	if (no_orc)
-		return n;
-	*guessed = n;
-	return guess;
+	for (slot = 0; slot < 2; slot++, sp++) {
+		if ((void *)sp < stack || (void *)(sp + 1) > stack + THREAD_SIZE)
+			break;
+		*entry = *regs;
+		entry->ip = READ_ONCE_NOCHECK(*sp);
+		entry->sp = (unsigned long)(sp + 1);
+		buf[n] = entry->ip;
+		guess = np_report_unwind(entry, buf, n + 1, max, &no_orc);
+		if (!no_orc && guess > n + 1) {
+			*guessed = n;
+			return guess;
+		}
+	}
+	return n;
 }
 
 static void np_report_regs(struct pt_regs *regs)
