@@ -89,7 +89,7 @@ class Run:
                     return i, float(m.group(1)), m.group(2)
         return None
 
-    def find_recovery(self, cpu, start):
+    def find_recovery(self, cpu, start, whole=False):
         """CPU cpu's UART recovery line, as find() returns it.
 
         The UART writer shares the wire with the guest shell's output, so
@@ -98,11 +98,12 @@ class Run:
         Interleaving keeps each writer's characters in order, so the UART
         line is still there as a subsequence of what follows CPU cpu's
         prefix (the shell's newlines may split it, hence the next lines
-        are joined).  Then the line's printk copy gives the figure."""
+        are joined).  Then the line's printk copy gives the figure.
+        With whole, only the UART line itself will do."""
         want = "nmiprof: CPU %d recovered after " % cpu
         pat = r"^" + re.escape(want) + r"([0-9.]+) s"
         rec = self.find(pat, start, uart_cpu=cpu)
-        if rec:
+        if rec or whole:
             return rec
         copy = self.find(pat, start)
         if not copy:
@@ -139,9 +140,11 @@ class Run:
         if not any(t.startswith("RIP: ") for t in block):
             self.fail("%s: no registers" % what)
 
-    def episode(self, cpu, secs, console=False, all_cpus=False, limit=None):
+    def episode(self, cpu, secs, console=False, all_cpus=False, limit=None,
+                whole=False):
         """One lockup of CPU cpu by nmiprof_lockup for secs seconds, to be
-        reported within limit s (default: threshold + one period)."""
+        reported within limit s (default: threshold + one period).  With
+        whole, every line of the report must be on the port unbroken."""
         what = "lockup of CPU %d" % cpu
         mark = self.find(r"nmiprof_lockup: spinning now on CPU %d for %d s" % (cpu, secs), self.pos)
         if not mark:
@@ -163,6 +166,8 @@ class Run:
                    for t in block):
             self.fail("%s: task line missing or wrong" % what)
         self.check_trace(block, cpu, what)
+        if whole:
+            self.check_whole(block, cpu, what)
         if not any(re.match(r"\s*(\? )?nmiprof_lockup_spin\+0x", t) for t in block):
             self.fail("%s: the spinning function is not in the backtrace" % what)
         else:
@@ -191,9 +196,9 @@ class Run:
                                  other, "backtrace of CPU %d" % other)
             self.ok("%s: all-CPU backtrace checked for %d CPUs" % (what, self.smp))
 
-        rec = self.find_recovery(cpu, head[0])
+        rec = self.find_recovery(cpu, head[0], whole)
         if not rec:
-            self.fail("%s: no recovery line" % what)
+            self.fail("%s: no %srecovery line" % (what, "whole " if whole else ""))
         else:
             took = float(re.search(r"after ([0-9.]+) s", rec[2]).group(1))
             if not secs - 0.5 <= took <= secs + self.period + 1:
@@ -207,6 +212,92 @@ class Run:
         n = len(re.findall(r"nmiprof: hard LOCKUP on CPU %d," % cpu, self.dmesg))
         self.episodes_in_dmesg = n
         return head
+
+    def check_whole(self, block, cpu, what):
+        """The report block line by line, each line exactly as written and
+        in order: header, task, RIP, RSP, 5 more register lines, "Call
+        Trace:", frames, end."""
+        frame = r"(\? )?\S+\+0x[0-9a-f]+/0x[0-9a-f]+( \[\w+\])?"
+        kinds = [
+            ("H", r"nmiprof: hard LOCKUP on CPU %d, interrupts off for \d+\.\d{3} s" % cpu),
+            ("T", r"CPU: %d PID: \d+ Comm: np_lockup/%d" % (cpu, cpu)),
+            ("I", r"RIP: [0-9a-f]{4}:" + frame),
+            ("S", r"RSP: [0-9a-f]{4}:[0-9a-f]{16} EFLAGS: [0-9a-f]{8}"),
+            ("R", r"R\w\w: [0-9a-f]{16} R\w\w: [0-9a-f]{16} R\w\w: [0-9a-f]{16}"),
+            ("C", r"Call Trace:"),
+            ("F", " " + frame),
+            ("E", r"nmiprof: end of CPU %d lockup report" % cpu),
+        ]
+        seq = ""
+        for t in block:
+            k = next((k for k, rx in kinds if re.fullmatch(rx, t)), None)
+            if k is None:
+                self.fail("%s: broken line on the serial port: %r" % (what, t))
+                k = "?"
+            seq += k
+        if "?" in seq:
+            return
+        if not re.fullmatch(r"HTISRRRRRCF+E", seq):
+            self.fail("%s: report lines missing or out of order on the serial "
+                      "port (%s)" % (what, seq))
+        else:
+            self.ok("%s: all %d report lines whole on the serial port"
+                    % (what, len(block)))
+
+    def expect_chatter(self, start, pattern, least=20):
+        """At least least lines matching pattern on the console between
+        console line start and the recovery: the port really was busy.
+        Says how many came between the report's first and last line."""
+        rx = re.compile(pattern)
+        # the recovery line, as episode() left it (else: to the end)
+        rec = self.pos - 1 if self.pos > start else len(self.lines) - 1
+        n = sum(1 for l in self.lines[start:rec + 1] if rx.search(l))
+        end = next((i for i in range(start, rec + 1)
+                    if "nmiprof: end of CPU" in self.lines[i]), rec)
+        inside = sum(1 for l in self.lines[start:end] if rx.search(l))
+        print("watchdog check: chatter: %d lines from the report to the "
+              "recovery, %d of them inside the report" % (n, inside))
+        if n < least:
+            self.fail("only %d chatter lines while the report went out, want %d"
+                      % (n, least))
+
+    def expect_outside_pulses(self, start, cpu, gave_up=False):
+        """No UART line of CPU cpu between "portlock: held N" and
+        "portlock: released N" (nmiprof_lockup pulse_cpu=) up to the
+        recovery, unless the writer said it gave up waiting for the lock
+        (gave_up: a holder that did not let go in time, e.g. a vCPU the
+        host did not run).  Says how many pulses began inside the report,
+        which starts at console line start: how often the writer had to
+        wait."""
+        held = None
+        inside = 0
+        end = None
+        # From the top: a pulse the report starts in began before it.
+        for i in range(0, self.pos):
+            line = self.lines[i]
+            m = re.search(r"portlock: (held|released) (\d+)", line)
+            if m and m.group(1) == "held":
+                held = m.group(2)
+                if i > start and end is None:
+                    inside += 1
+            elif m:
+                if held != m.group(2) and not gave_up:
+                    self.fail("pulse marker out of order: %r" % line)
+                held = None
+            u = UART.search(line)
+            if u and int(u.group(2)) == cpu:
+                if held is not None:
+                    msg = ("CPU %d's line inside port lock pulse %s: %r"
+                           % (cpu, held, u.group(3)))
+                    if gave_up:
+                        print("watchdog check: note: %s (the writer gave up "
+                              "waiting for the lock)" % msg)
+                    else:
+                        self.fail(msg)
+                if u.group(3).startswith("nmiprof: end of CPU"):
+                    end = i
+        print("watchdog check: %d port lock pulses began inside CPU %d's report"
+              % (inside, cpu))
 
     def silent_episode(self, cpu, secs):
         """CPU cpu spins in an NMI handler: it cannot answer the watchdog's

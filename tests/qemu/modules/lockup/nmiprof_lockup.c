@@ -3,6 +3,7 @@
  * nmiprof_lockup: hard-lock one CPU for the watchdog scenarios.
  *
  *   insmod nmiprof_lockup.ko cpu=1 secs=25 [console=1] [touch=1] [nmi=1]
+ *                            [portlock=1] [pulse_cpu=2] [also_cpu=0]
  *
  * A kthread bound to @cpu prints "spinning now", then spins in
  * nmiprof_lockup_spin() with interrupts off for @secs seconds.  With
@@ -14,17 +15,35 @@
  * touch_nmi_watchdog() every 100 ms, like code that knows it runs long,
  * and must then not be reported.  With @nmi it spins inside an NMI
  * handler instead (an NMI IPI to itself), so it cannot take the
- * watchdog's NMI either.  Load returns at once; unload waits for the
- * spin to end.
+ * watchdog's NMI either.
+ *
+ * The port lock of ttyS0, which nmiprof's UART writer tries for each
+ * line: with @portlock the spinning CPU holds it, as a CPU stuck in the
+ * 8250 driver would.  With @pulse_cpu that CPU holds it in pulses for as
+ * long as the spin lasts: 20 ms held, with interrupts off, then 200 us
+ * free, much less than a report takes.  It writes "portlock: held N" and
+ * "portlock: released N" straight to the UART at either end, so that the
+ * console shows which lines went out while somebody else held the lock.
+ *
+ * With @also_cpu that CPU spins too, at the same time and just as long,
+ * with interrupts off and nothing else.
+ *
+ * Load returns at once; unload waits for the spins (and pulses) to end.
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/console.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/nmi.h>
+#include <linux/serial_8250.h>
+#include <linux/serial_reg.h>
 #include <linux/timekeeping.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
+
+/* Not in include/linux: drivers/tty/serial/8250/8250.h, GPL export. */
+struct uart_8250_port *serial8250_get_port(int line);
 
 static unsigned int cpu = 1;
 module_param(cpu, uint, 0444);
@@ -46,7 +65,25 @@ static bool nmi;
 module_param(nmi, bool, 0444);
 MODULE_PARM_DESC(nmi, "Spin in an NMI handler");
 
+static bool portlock;
+module_param(portlock, bool, 0444);
+MODULE_PARM_DESC(portlock, "Hold ttyS0's port lock while spinning");
+
+static int pulse_cpu = -1;
+module_param(pulse_cpu, int, 0444);
+MODULE_PARM_DESC(pulse_cpu, "CPU that holds ttyS0's port lock in 20 ms pulses during the spin");
+
+static int also_cpu = -1;
+module_param(also_cpu, int, 0444);
+MODULE_PARM_DESC(also_cpu, "A second CPU that spins as long, at the same time");
+
+#define PULSE_HELD_NS	(20 * NSEC_PER_MSEC)
+#define PULSE_GAP_US	200
+
 static DECLARE_COMPLETION(lockup_done);
+static DECLARE_COMPLETION(pulse_done);
+static DECLARE_COMPLETION(also_done);
+static struct uart_port *port0;
 static atomic_t nmi_armed;
 static u64 spin_end_ns;
 
@@ -89,16 +126,19 @@ static void nmiprof_lockup_in_nmi(void)
 
 static int nmiprof_lockup_fn(void *unused)
 {
-	unsigned long flags;
+	unsigned long flags, port_flags = 0;
 
-	pr_info("nmiprof_lockup: spinning now on CPU %u for %u s%s%s%s\n",
+	pr_info("nmiprof_lockup: spinning now on CPU %u for %u s%s%s%s%s\n",
 		cpu, secs, console ? ", holding console_lock" : "",
+		portlock ? ", holding ttyS0's port lock" : "",
 		touch ? ", touching the NMI watchdog" : "",
 		nmi ? ", in NMI" : "");
 	if (console) {
 		console_lock();
 		pr_info("nmiprof_lockup: console_lock held\n");
 	}
+	if (portlock)
+		spin_lock_irqsave(&port0->lock, port_flags);
 	if (nmi) {
 		nmiprof_lockup_in_nmi();
 	} else {
@@ -107,6 +147,8 @@ static int nmiprof_lockup_fn(void *unused)
 				    secs * NSEC_PER_SEC);
 		local_irq_restore(flags);
 	}
+	if (portlock)
+		spin_unlock_irqrestore(&port0->lock, port_flags);
 	if (console)
 		console_unlock();
 	pr_info("nmiprof_lockup: done, CPU %u had interrupts off for %u s\n",
@@ -115,23 +157,133 @@ static int nmiprof_lockup_fn(void *unused)
 	return 0;
 }
 
+static int nmiprof_lockup_also_fn(void *unused)
+{
+	unsigned long flags;
+
+	pr_info("nmiprof_lockup: spinning now on CPU %d for %u s, too\n",
+		also_cpu, secs);
+	local_irq_save(flags);
+	nmiprof_lockup_spin(ktime_get_mono_fast_ns() + secs * NSEC_PER_SEC);
+	local_irq_restore(flags);
+	complete(&also_done);
+	return 0;
+}
+
+/* A marker line straight to ttyS0, polled, as nmiprof's writer does. */
+static void pulse_mark(const char *what, unsigned int n)
+{
+	char line[48];
+	int i, len, us;
+
+	len = scnprintf(line, sizeof(line), "portlock: %s %u\r\n", what, n);
+	for (i = 0; i < len; i++) {
+		for (us = 0; us < 10000; us++) {
+			if (inb(port0->iobase + UART_LSR) & UART_LSR_THRE)
+				break;
+			udelay(1);
+		}
+		outb(line[i], port0->iobase + UART_TX);
+	}
+}
+
+static int nmiprof_lockup_pulse_fn(void *unused)
+{
+	u64 end = ktime_get_mono_fast_ns() + (secs + 1) * NSEC_PER_SEC;
+	unsigned long flags;
+	unsigned int n = 0;
+	u64 until;
+
+	while (ktime_get_mono_fast_ns() < end) {
+		spin_lock_irqsave(&port0->lock, flags);
+		pulse_mark("held", n);
+		until = ktime_get_mono_fast_ns() + PULSE_HELD_NS;
+		while (ktime_get_mono_fast_ns() < until)
+			cpu_relax();
+		pulse_mark("released", n++);
+		spin_unlock_irqrestore(&port0->lock, flags);
+		udelay(PULSE_GAP_US);
+		cond_resched();
+	}
+	pr_info("nmiprof_lockup: %u port lock pulses on CPU %d\n", n, pulse_cpu);
+	complete(&pulse_done);
+	return 0;
+}
+
+/* A kthread bound to CPU on, not woken yet. */
+static struct task_struct *nmiprof_lockup_thread(int (*fn)(void *),
+						 const char *name, int on)
+{
+	struct task_struct *t = kthread_create(fn, NULL, "%s/%d", name, on);
+
+	if (!IS_ERR(t))
+		kthread_bind(t, on);
+	return t;
+}
+
+static bool nmiprof_lockup_other_cpu(int other)
+{
+	return other >= 0 && other != cpu && other < nr_cpu_ids &&
+	       cpu_online(other);
+}
+
 static int __init nmiprof_lockup_init(void)
 {
-	struct task_struct *t;
+	struct task_struct *t, *pulse = NULL, *also = NULL;
 
 	if (secs < 1 || secs > 60 || cpu >= nr_cpu_ids || !cpu_online(cpu))
 		return -EINVAL;
-	t = kthread_create(nmiprof_lockup_fn, NULL, "np_lockup/%u", cpu);
+	if ((pulse_cpu != -1 && !nmiprof_lockup_other_cpu(pulse_cpu)) ||
+	    (also_cpu != -1 && !nmiprof_lockup_other_cpu(also_cpu)) ||
+	    (also_cpu != -1 && also_cpu == pulse_cpu))
+		return -EINVAL;
+	if (portlock || pulse_cpu >= 0) {
+		port0 = &serial8250_get_port(0)->port;
+		if (port0->type == PORT_UNKNOWN || port0->iotype != UPIO_PORT)
+			return -ENODEV;
+	}
+	/* All threads exist before any runs: a failure stops the rest. */
+	if (pulse_cpu >= 0) {
+		pulse = nmiprof_lockup_thread(nmiprof_lockup_pulse_fn,
+					      "np_pulse", pulse_cpu);
+		if (IS_ERR(pulse))
+			return PTR_ERR(pulse);
+	}
+	if (also_cpu >= 0) {
+		also = nmiprof_lockup_thread(nmiprof_lockup_also_fn,
+					     "np_lockup", also_cpu);
+		if (IS_ERR(also)) {
+			t = also;
+			goto fail;
+		}
+	}
+	t = nmiprof_lockup_thread(nmiprof_lockup_fn, "np_lockup", cpu);
 	if (IS_ERR(t))
-		return PTR_ERR(t);
-	kthread_bind(t, cpu);
+		goto fail;
+	if (pulse)
+		wake_up_process(pulse);
+	else
+		complete(&pulse_done);
+	if (also)
+		wake_up_process(also);
+	else
+		complete(&also_done);
 	wake_up_process(t);
 	return 0;
+fail:
+	/* Never woken: kthread_stop() ends them before fn runs. */
+	if (pulse)
+		kthread_stop(pulse);
+	if (!IS_ERR_OR_NULL(also))
+		kthread_stop(also);
+	return PTR_ERR(t);
 }
 
 static void __exit nmiprof_lockup_exit(void)
 {
 	wait_for_completion(&lockup_done);
+	wait_for_completion(&pulse_done);
+	wait_for_completion(&also_done);
 }
 
 module_init(nmiprof_lockup_init);

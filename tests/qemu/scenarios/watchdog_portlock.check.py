@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""watchdog_portlock: report lines never inside another CPU's hold of the
+port lock; a CPU stuck holding it still gets its report out."""
+import re
+
+import watchdog_check as wc
+
+GAVE_UP = "ttyS0's port lock was not free for 100 ms"
+
+r = wc.Run(thresh=4)
+mark = r.dmesg.find("holding ttyS0's port lock")
+if mark < 0:
+    r.fail("CPU 1 never took the port lock")
+    mark = len(r.dmesg)
+head = r.episode(cpu=3, secs=8, whole=True)
+if head:
+    r.expect_outside_pulses(head[0], cpu=3, gave_up=GAVE_UP in r.dmesg[:mark])
+r.episode(cpu=1, secs=6, whole=True)
+if GAVE_UP not in r.dmesg[mark:]:
+    r.fail("CPU 1 held the port lock, yet the writer never said it gave up "
+           "waiting for it")
+else:
+    r.ok("the writer gave up waiting for the lock CPU 1 held, and said so")
+r.expect_trace_events(cpu=3)
+r.expect_trace_events(cpu=1)
+# One report per episode; while CPU 1 held the port lock, any CPU that
+# wanted it spun with interrupts off and may rightly be reported too.
+before = re.findall(r"hard LOCKUP on CPU (\d)", r.dmesg[:mark])
+during = re.findall(r"hard LOCKUP on CPU (\d)", r.dmesg[mark:])
+if before != ["3"] or during.count("1") != 1:
+    r.fail("lockup reports: %s before CPU 1 took the port lock, %s after; "
+           "want CPU 3 once, then CPU 1 once" % (before, during))
+else:
+    others = [c for c in during if c != "1"]
+    r.ok("lockup reports: CPU 3, then CPU 1%s" % (
+        "" if not others else ", and CPU(s) %s spinning on the port lock"
+        % ",".join(others)))
+r.done()
