@@ -7,11 +7,11 @@
  * and then looks at its buddy, the next watched CPU (as in
  * kernel/watchdog_buddy.c), and past a stuck buddy at the next one: a
  * buddy whose heartbeat is older than the threshold has not taken a timer
- * interrupt for that long, so it runs with interrupts off.  The checker sends it an NMI IPI.  An NMI carries no
- * payload, so a per-CPU pending flag says it is ours; NMI_LOCAL handlers
- * must never claim other users' NMIs.  In NMI the stuck CPU checks its own
- * heartbeat again and, if still stale, reports itself: only it has its
- * registers and its stack.
+ * interrupt for that long, so it runs with interrupts off.  The checker
+ * sends it an NMI IPI.  An NMI carries no payload, so a per-CPU pending
+ * flag says it is ours; NMI_LOCAL handlers must never claim other users'
+ * NMIs.  In NMI the stuck CPU checks its own heartbeat again and, if still
+ * stale, reports itself: only it has its registers and its stack.
  *
  * Any other NMI on a CPU runs the same self-check: PMU NMIs (the kernel's
  * perf watchdog, nmiprof's own PMU source) through the NMI_LOCAL chain,
