@@ -777,6 +777,27 @@ static int npd_stacks_visit(const struct npd_live_ent *e, void *arg)
 	return npd_rows_add(arg, &key, e->count);
 }
 
+/*
+ * Whether the stack with leaf node has kernel frames, user frames.  A
+ * stack's kernel frames come before its user frames, innermost first, so
+ * the walk stops at the first user frame.
+ */
+static void npd_stack_kinds(struct npd_live *l, uint32_t node,
+			    int *kernel, int *user)
+{
+	uint32_t depth = np_stacktab_depth(l->frames, node), parent, f;
+
+	*kernel = *user = 0;
+	while (depth-- && !np_stacktab_node(l->frames, node, &parent, &f)) {
+		if (!np_stacktab_frame_get(l->frames, f)->kernel) {
+			*user = 1;
+			return;
+		}
+		*kernel = 1;
+		node = parent;
+	}
+}
+
 /* Wire index of frame id f, numbering frames in order of first use. */
 static int npd_stacks_frame(struct npd_live *l, struct np_ctl_stacks *t,
 			    uint32_t *map, uint32_t f, uint32_t *out)
@@ -818,8 +839,15 @@ int npd_live_stacks(struct npd_live *l, uint64_t now_sec,
 	nr = rows.nr < q->n ? rows.nr : q->n;
 	/* What the bound leaves out is still counted, as one remainder. */
 	t->other_stacks = rows.nr - nr;
-	for (uint32_t i = nr; i < rows.nr; i++)
+	t->other_kinds = 1;
+	for (uint32_t i = nr; i < rows.nr; i++) {
+		int kernel, user;
+
+		npd_stack_kinds(l, v[i].key.stack, &kernel, &user);
 		t->other += v[i].count;
+		t->other_kernel += kernel ? v[i].count : 0;
+		t->other_user += user ? v[i].count : 0;
+	}
 	for (uint32_t i = 0; i < nr; i++)
 		nfr += np_stacktab_depth(l->frames, v[i].key.stack);
 	if (nr) {

@@ -655,6 +655,8 @@ void np_ctl_format_stacks_reply(struct np_ctl_buf *b,
 	np_ctl_put_u64(b, "stacks", t->nr);
 	np_ctl_put_u64(b, "other", t->other);
 	np_ctl_put_u64(b, "other_stacks", t->other_stacks);
+	np_ctl_put_u64(b, "other_kernel", t->other_kernel);
+	np_ctl_put_u64(b, "other_user", t->other_user);
 	np_ctl_end_line(b);
 	for (uint32_t i = 0; i < t->nr_frames; i++) {
 		np_ctl_put_word(b, "frame");
@@ -1089,6 +1091,9 @@ int np_ctl_stacks(struct np_ctl_client *c, const struct np_ctl_stacks_query *q,
 		return -1;
 	}
 	t->secs = (uint32_t)secs;
+	/* Older daemons do not send these: other cannot be split then. */
+	t->other_kinds = !np_ctl_get_u64(&c->line, "other_kernel", &t->other_kernel) &&
+			 !np_ctl_get_u64(&c->line, "other_user", &t->other_user);
 	t->f = calloc(nf ? nf : 1, sizeof(*t->f));
 	t->s = calloc(ns ? ns : 1, sizeof(*t->s));
 	if (!t->f || !t->s) {

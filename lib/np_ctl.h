@@ -45,7 +45,11 @@
  *     command" talks to a daemon older than this query.
  *     Line 1 (summary): secs= matched= samples= lost= as for top, and
  *       frames=F stacks=S (the line counts that follow) other= (samples
- *       of the stacks left out) other_stacks= (how many).
+ *       of the stacks left out) other_stacks= (how many).  Daemons newer
+ *       than the query itself also send other_kernel= and other_user=:
+ *       those of other's samples whose stacks have a kernel, a user
+ *       frame, so that a client showing only kernel or only user frames
+ *       counts the remainder right.
  *     Lines 2..F+1: "frame kernel=0|1 dso= [sym=]" (sym absent when the
  *       address has no symbol; dso and sym at most NP_CTL_STR_MAX bytes).
  *     Lines F+2..: "stack samples= pid= cpu= comm= frames=i,j,k" (frame
@@ -204,6 +208,9 @@ struct np_ctl_stacks {
 	uint64_t matched, samples, lost;
 	uint64_t other;		/* samples of the stacks beyond n */
 	uint64_t other_stacks;
+	/* other's samples with a kernel, a user frame, if sent */
+	uint64_t other_kernel, other_user;
+	int other_kinds;	/* the two above are set (were sent) */
 	uint32_t nr_frames, nr;
 	struct np_ctl_frame *f;
 	struct np_ctl_stack *s;

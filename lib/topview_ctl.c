@@ -50,12 +50,24 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 	}
 	free(fr);
 	if (!ret && t->other) {
+		const struct tv_filter *f = topview_filter(tv);
+		struct np_frame fr = other;
 		struct tv_sample ts = {
-			.comm = "[other]", .frames = &other, .nr_frames = 1,
+			.comm = "[other]", .frames = &fr, .nr_frames = 1,
 			.weight = (double)t->other,
 		};
 
-		ret = topview_add(tv, &ts);
+		/*
+		 * Showing only kernel (user) frames, top counts the samples
+		 * with a kernel (user) frame: so must the remainder, whose
+		 * row must then pass that filter.
+		 */
+		if (t->other_kinds && f->kernel != f->user) {
+			fr.kernel = f->kernel;
+			ts.weight = (double)(f->kernel ? t->other_kernel : t->other_user);
+		}
+		if (ts.weight > 0)
+			ret = topview_add(tv, &ts);
 	}
 	return ret;
 }

@@ -12,9 +12,12 @@
 /*
  * Replaces tv's samples with t's stacks, each weighted by its count,
  * plus one "[other stacks]" sample (comm "[other]", pid 0) holding
- * t->other, so that shares stay shares of every matching sample.
- * Stacks without frames are skipped.  0, or -ENOMEM (tv is then
- * partly filled).
+ * t->other, so that shares stay shares of every matching sample.  When
+ * tv's filter shows only kernel (user) frames, that sample holds
+ * t->other_kernel (t->other_user) instead, if the daemon sent them, and
+ * is a kernel (user) frame.  Stacks without frames are skipped.  Call it
+ * again after changing the kernel/user filter.  0, or -ENOMEM (tv is
+ * then partly filled).
  */
 int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t);
 

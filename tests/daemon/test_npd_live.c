@@ -455,6 +455,11 @@ static void test_stacks(void)
 	t = stacks(l, 10, 5, -1, -1, NULL, 1);
 	CHECK(t.nr == 1 && t.matched == 11 && t.other == 5 && t.other_stacks == 2);
 	CHECK(t.nr_frames == 3);
+	/* alpha's 3 kernel-and-user samples, beta's 2 user-only ones */
+	CHECK(t.other_kernel == 3 && t.other_user == 5);
+	CHECK(roundtrip(&t, NULL, &r, err, sizeof(err)) == 0);
+	CHECK(r.other_kinds && r.other == 5 && r.other_kernel == 3 && r.other_user == 5);
+	np_ctl_stacks_free(&r);
 	np_ctl_stacks_free(&t);
 
 	/* "top" reads the innermost frame of the same stacks. */
@@ -478,6 +483,12 @@ static void test_stacks(void)
 		      !strcmp(fname(&t, &t.s[1], 3), "u1_30"));
 	}
 	np_ctl_stacks_free(&t);
+
+	/* A daemon that does not split other yet. */
+	CHECK(roundtrip(NULL, "NMIPROF/1 OK 1\nsecs=1 matched=4 samples=4 lost=0 frames=0 "
+			"stacks=0 other=4 other_stacks=1\n", &r, err, sizeof(err)) == 0);
+	CHECK(!r.other_kinds && r.other == 4);
+	np_ctl_stacks_free(&r);
 
 	/* An old daemon, and a reply naming a frame it never sent. */
 	CHECK(roundtrip(NULL, "NMIPROF/1 ERR msg=unknown%20command%20'stacks'%20(status,%20top)\n",
@@ -523,6 +534,7 @@ static void test_stacks_view(void)
 	struct topview *tv = topview_new();
 	const struct tv_row *r;
 	struct np_ctl_stacks t, c;
+	struct tv_filter f;
 	struct tv_edge e[4];
 	char err[200];
 
@@ -564,6 +576,27 @@ static void test_stacks_view(void)
 	CHECK(topview_total(tv) == 11);
 	r = find_row(tv, 0, "[other]", "[other stacks]");
 	CHECK(r && r->self == 5);
+
+	/*
+	 * Kernel frames only: the top stack (alpha, user only) drops out,
+	 * and the remainder counts just its 3 samples with kernel frames,
+	 * as a kernel row: 3 samples in all, not 0 (row gone) or 5.
+	 */
+	f = *topview_filter(tv);
+	f.user = 0;
+	CHECK(topview_set_filter(tv, &f) == 0 && topview_load_stacks(tv, &t) == 0);
+	topview_sort(tv, TV_SORT_SELF);
+	CHECK(topview_total(tv) == 3);
+	r = find_row(tv, 0, "[other]", "[other stacks]");
+	CHECK(r && r->self == 3 && r->kernel);
+	/* user frames only: 6 + the 5 remainder samples with user frames */
+	f.user = 1;
+	f.kernel = 0;
+	CHECK(topview_set_filter(tv, &f) == 0 && topview_load_stacks(tv, &t) == 0);
+	topview_sort(tv, TV_SORT_SELF);
+	CHECK(topview_total(tv) == 11);
+	r = find_row(tv, 0, "[other]", "[other stacks]");
+	CHECK(r && r->self == 5 && !r->kernel);
 	np_ctl_stacks_free(&t);
 	topview_free(tv);
 	npd_live_free(l);
