@@ -129,7 +129,7 @@ static bool np_uart_line_begin(void)
 	}
 	WRITE_ONCE(np_uart_port_stuck, true);
 	/* Says why this report's lines may come out mixed with others'. */
-	pr_warn("ttyS%d's port lock was not free for %u ms: this report goes out without it\n",
+	pr_warn("ttyS%d's port lock was not free for %d ms: this report goes out without it\n",
 		np_uart.port->line, NP_UART_PORT_LOCK_MS);
 	return false;
 }

@@ -51,9 +51,9 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 	free(fr);
 	if (!ret && t->other) {
 		const struct tv_filter *f = topview_filter(tv);
-		struct np_frame fr = other;
+		struct np_frame rest = other;
 		struct tv_sample ts = {
-			.comm = "[other]", .frames = &fr, .nr_frames = 1,
+			.comm = "[other]", .frames = &rest, .nr_frames = 1,
 			.weight = (double)t->other,
 		};
 
@@ -63,7 +63,7 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 		 * row must then pass that filter.
 		 */
 		if (t->other_kinds && f->kernel != f->user) {
-			fr.kernel = f->kernel;
+			rest.kernel = f->kernel;
 			ts.weight = (double)(f->kernel ? t->other_kernel : t->other_user);
 		}
 		if (ts.weight > 0)
