@@ -4,9 +4,9 @@
 # writing to the tty itself.  nmiprof writes each report line under the
 # 8250 driver's port lock, so the host check wants every line of the
 # report, and the recovery line, whole: nothing inside them, nothing
-# missing.  The chatter runs only on shell builtins: a fork would wait
-# for the stuck CPU (TLB shootdown) and leave the port quiet.  A larger
-# printk buffer keeps the report in dmesg through the chatter.
+# missing.  The chatter forks nothing (shell builtins only), so it
+# writes as fast as the shell runs.  A larger printk buffer keeps the
+# report in dmesg through the chatter.
 # @smp 4
 # @cmdline log_buf_len=4M
 # @timeout 100
