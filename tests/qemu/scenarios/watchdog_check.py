@@ -33,6 +33,11 @@ UART = re.compile(r"\[\s*(\d+\.\d+)\]\[C(\d+)\] (.*)")
 PRINTK = re.compile(r"\[\s*(\d+\.\d+)\] (.*)")
 
 
+# What nmiprof.ko logs when it stops waiting for the 8250 port lock: from
+# then on, until the report ends, its lines may interleave with others'.
+GAVE_UP = "port lock was not free for"
+
+
 def is_subsequence(want, text):
     """True if want's characters appear in text in order."""
     it = iter(text)
@@ -92,18 +97,20 @@ class Run:
     def find_recovery(self, cpu, start, whole=False):
         """CPU cpu's UART recovery line, as find() returns it.
 
-        The UART writer shares the wire with the guest shell's output, so
-        the two can interleave character by character: CI once saw
-        "[C3]o nmik: iprof: CPU 3 recovered after 10.008 snsmod nmipr".
-        Interleaving keeps each writer's characters in order, so the UART
-        line is still there as a subsequence of what follows CPU cpu's
-        prefix (the shell's newlines may split it, hence the next lines
-        are joined).  Then the line's printk copy gives the figure.
-        With whole, only the UART line itself will do."""
+        The writer holds the 8250 port lock for each line, so nothing else
+        lands inside it, unless it logged that it gave up waiting for the
+        lock (GAVE_UP).  Only then, and not with whole, is the line allowed
+        to come interleaved with others' output, character by character
+        (CI once saw "[C3]o nmik: iprof: CPU 3 recovered after 10.008
+        snsmod nmipr" before the lock was taken).  Interleaving keeps each
+        writer's characters in order, so the line is still there as a
+        subsequence of what follows CPU cpu's prefix (newlines of others
+        may split it, hence the next lines are joined); its printk copy
+        then gives the figure."""
         want = "nmiprof: CPU %d recovered after " % cpu
         pat = r"^" + re.escape(want) + r"([0-9.]+) s"
         rec = self.find(pat, start, uart_cpu=cpu)
-        if rec or whole:
+        if rec or whole or GAVE_UP not in self.dmesg:
             return rec
         copy = self.find(pat, start)
         if not copy:
@@ -115,8 +122,8 @@ class Run:
             text = "".join([m.group(3)] + self.lines[i + 1:i + 4])
             if is_subsequence(want, text[:len(want) + 200]):
                 print("watchdog check: note: CPU %d's UART recovery line was "
-                      "interleaved with other console output; its printk copy "
-                      "is used" % cpu)
+                      "interleaved with other console output after the writer "
+                      "gave up on the port lock; its printk copy is used" % cpu)
                 return copy
         return None
 
