@@ -351,7 +351,7 @@ static int daemon_bench(int argc, char **argv)
 		if (c && !np_ctl_status(c, &st, err, sizeof(err)))
 			printf("nmiprofd status at the end: RSS %.1f MiB = live view %.1f + "
 			       "current slice %.1f + store dictionary %.1f + symbols %.1f "
-			       "(every binary that ran on the machine) + the rest %.1f MiB\n",
+			       "(the kernel's and live processes' objects) + the rest %.1f MiB\n",
 			       st.rss_bytes / 1048576.0, st.mem_live / 1048576.0,
 			       st.mem_slice / 1048576.0, st.mem_store / 1048576.0,
 			       st.mem_symbols / 1048576.0,
