@@ -6,7 +6,7 @@
  *
  * The daemon answers with whole symbolized stacks per (pid, comm, cpu)
  * over the last --window seconds, and each refresh replaces the topview's
- * buckets with them (lib/topview_ctl.c): rows, children, pid and comm
+ * buckets with them (lib/ctl/topview_ctl.c): rows, children, pid and comm
  * columns, the call graph and the k/u frame toggles are the in-process
  * top's, computed by the same lib/topview.  The cpu/pid/comm filters
  * are evaluated by the daemon (they shrink the reply); the n most

@@ -5,7 +5,7 @@
 #
 # Pinned series: 6.1, the same libperf API as Debian 12's perf.  The API
 # changed afterwards (e.g. perf_cpu_map iteration, evlist mmap ops in
-# 6.12), so lib/backend_perf.c is written against 6.1.  Change it here only.
+# 6.12), so lib/backend/backend_perf.c is written against 6.1.  Change it here only.
 set(NMIPROF_LIBPERF_SERIES "6.1" CACHE STRING
     "linux-source-<series> package libperf is built from")
 set(NMIPROF_LIBPERF_PREFIX ${CMAKE_BINARY_DIR}/libperf)

@@ -4,7 +4,7 @@
  *
  * An in-memory nmiprof ring (ABI sample records, 20-40 frames, a few
  * thousand distinct stacks with a skewed popularity) is drained through
- * the real consumer path: lib/kring.c + lib/np_format.c (libtraceevent
+ * the real consumer path: lib/backend/kring.c + lib/backend/np_format.c (libtraceevent
  * field offsets, as with nmiprof.ko) -> np_agg_sample() (raw-stack cache,
  * stack table, per-slice counts).  Rates are per CPU-second of this
  * thread.  Figures, not assertions.

@@ -2,7 +2,7 @@
 /*
  * The kmod backend's decoder without a device: rings built in memory
  * (a fake control page + data with the ABI structs) and format text
- * generated here, through lib/kring.c and lib/np_format.c.
+ * generated here, through lib/backend/kring.c and lib/backend/np_format.c.
  *
  * Covers: the ABI layout; a newer-module layout with fields reordered,
  * an unknown extra field and no common/regular separator; pad records,

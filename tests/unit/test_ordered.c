@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lib/ordered.c: records pushed ring by ring come out in time order, only
+ * lib/backend/ordered.c: records pushed ring by ring come out in time order, only
  * up to the horizon, ties in push order, a stopping callback keeps the
  * rest, and everything held is freed.
  */

@@ -956,7 +956,7 @@ static void test_crash(void)
 
 /*
  * tests/cli/fixture.nmp (segment version 1) as written by the version 2
- * encoder (gen_fixture linked with lib/store_seg.c of commit a98b807):
+ * encoder (gen_fixture linked with lib/store/store_seg.c of commit a98b807):
  * the daemon wrote v2 segments before v3, so they must keep reading.
  */
 static const unsigned char fixture_v2[] = {

@@ -64,7 +64,7 @@ int np_perf_sideband_drain(struct np_perf_sideband *sb, np_event_fn fn,
 			   void *arg, uint64_t *lost);
 void np_perf_sideband_close(struct np_perf_sideband *sb);
 
-/* lib/cpulist.c: "0,2-5" -> bitmask; returns CPUs set or -1 (err filled). */
+/* lib/util/cpulist.c: "0,2-5" -> bitmask; returns CPUs set or -1 (err filled). */
 int np_cpulist_parse(const char *list, uint64_t *mask, unsigned int nbits,
 		     char *err, size_t errlen);
 /* Online CPUs as a bitmask (from /sys), same return convention. */

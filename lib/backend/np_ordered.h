@@ -3,7 +3,7 @@
  * Ordered events, after perf's util/ordered-events.c: records copied out
  * of several per-CPU rings are held, then handed on in timestamp order up
  * to a horizon the caller knows is safe (no record still to be read from
- * any ring can be older).  Private to lib/backend_perf.c.
+ * any ring can be older).  Private to lib/backend/backend_perf.c.
  */
 #ifndef NP_ORDERED_H
 #define NP_ORDERED_H

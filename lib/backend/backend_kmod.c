@@ -3,8 +3,8 @@
  * kmod backend: nmiprof.ko's /dev/nmiprof (include/nmiprof/nmiprof_abi.h).
  *
  *   open -> HELLO (ABI check) -> GET_FORMAT per record type (decoded by
- *   field name, lib/np_format.c) -> CONFIGURE -> mmap each CPU's control
- *   page (RW) and data pages (RO) -> START -> poll + drain (lib/kring.c).
+ *   field name, lib/backend/np_format.c) -> CONFIGURE -> mmap each CPU's control
+ *   page (RW) and data pages (RO) -> START -> poll + drain (lib/backend/kring.c).
  *
  * The module has no process filter: with a pid, samples of processes
  * other than it and its descendants (as the perf backend's inherited
