@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "store.h"
+#include "np_clock.h"
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -326,7 +327,7 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 int cli_source_option(const char *cmd, int opt, const char *arg,
 		      struct cli_source *src, struct tv_filter *f)
 {
-	uint64_t v, now = np_store_now_ns();
+	uint64_t v, now = np_real_ns();
 
 	switch (opt) {
 	case 'i':

@@ -18,6 +18,7 @@
 #include "np_backend.h"
 #include "np_symbols.h"
 #include "store.h"
+#include "np_clock.h"
 
 void usage_record(FILE *out)
 {
@@ -87,14 +88,6 @@ static int on_event(const struct np_event *ev, void *arg)
 		break;
 	}
 	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -236,10 +229,10 @@ int cmd_record(int argc, char **argv)
 		go_fd = -1;
 	}
 
-	start_mono = slice_start = mono_ns();
-	wall_start = np_store_now_ns();
+	start_mono = slice_start = np_mono_ns();
+	wall_start = np_real_ns();
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = np_mono_ns();
 		int done = cli_interrupted() ||
 			   (duration_ns && now - start_mono >= duration_ns);
 
@@ -269,7 +262,7 @@ int cmd_record(int argc, char **argv)
 		}
 		/* A segment per slice, and one at the end, each fdatasync'ed. */
 		if (done || now - slice_start >= NP_STORE_DEFAULT_SLICE_NS) {
-			uint64_t wall_now = np_store_now_ns();
+			uint64_t wall_now = np_real_ns();
 
 			if (np_agg_samples(r.agg) || np_agg_lost_count(r.agg)) {
 				samples += np_agg_samples(r.agg);

@@ -25,6 +25,7 @@
 #include "np_backend.h"
 #include "np_ctl.h"
 #include "np_symbols.h"
+#include "np_clock.h"
 
 #define TOP_DECAY	(7.0 / 8.0)	/* per refresh, as perf top */
 #define TOP_POLL_MS	50		/* key latency while sampling */
@@ -188,14 +189,6 @@ static int on_event(const struct np_event *ev, void *arg)
 	return 0;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Poll and drain for up to ms; returns <0 on a backend failure. */
 static int pump(struct top *t, int ms)
 {
@@ -286,9 +279,9 @@ static int run_stdio(struct top *t, int once)
 	for (int first = 1;; first = 0) {
 		/* The daemon has its window ready: no need to wait first. */
 		uint64_t end = t->daemon && first ? 0 :
-			       mono_ms() + (uint64_t)t->delay_s * 1000;
+			       np_mono_ms() + (uint64_t)t->delay_s * 1000;
 
-		while (!cli_interrupted() && mono_ms() < end) {
+		while (!cli_interrupted() && np_mono_ms() < end) {
 			int ret = pump(t, TOP_POLL_MS * 4);
 
 			if (ret < 0) {
@@ -664,7 +657,7 @@ static int key(struct top *t, int ch)
 
 static int run_screen(struct top *t)
 {
-	uint64_t next = mono_ms() + (uint64_t)t->delay_s * 1000;
+	uint64_t next = np_mono_ms() + (uint64_t)t->delay_s * 1000;
 	int ret = EXIT_OK;
 	SCREEN *scr;
 
@@ -698,8 +691,8 @@ static int run_screen(struct top *t)
 				goto quit;
 			dirty = 1;
 		}
-		if (mono_ms() >= next && !t->paused) {
-			next = mono_ms() + (uint64_t)t->delay_s * 1000;
+		if (np_mono_ms() >= next && !t->paused) {
+			next = np_mono_ms() + (uint64_t)t->delay_s * 1000;
 			daemon_refresh(t);
 			draw(t);
 			dirty = 0;

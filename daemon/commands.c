@@ -13,8 +13,8 @@
 #include "nmiprofd.h"
 #include "np_ctl.h"
 #include "slices.h"
+#include "np_clock.h"
 
-#define NS_PER_SEC	((uint64_t)1000000000)
 
 /* VmRSS of this process, in bytes (0 when /proc says nothing). */
 static uint64_t npd_rss_bytes(void)
@@ -31,7 +31,7 @@ static uint64_t npd_rss_bytes(void)
 	return (uint64_t)kb * 1024;
 }
 
-static void npd_cmd_status(struct nmiprofd *d, struct np_ctl_buf *reply)
+static void npd_cmd_status(struct nmiprofd *d, struct np_buf *reply)
 {
 	struct np_backend_stats bs;
 	struct np_ctl_status st;
@@ -46,7 +46,7 @@ static void npd_cmd_status(struct nmiprofd *d, struct np_ctl_buf *reply)
 	snprintf(st.version, sizeof(st.version), "%s", NMIPROF_VERSION);
 	st.proto = NP_CTL_PROTO_VERSION;
 	st.pid = getpid();
-	st.uptime_s = (npd_mono_ns() - d->start_mono_ns) / NS_PER_SEC;
+	st.uptime_s = (np_mono_ns() - d->start_mono_ns) / NP_NSEC_PER_SEC;
 	snprintf(st.backend, sizeof(st.backend), "%s", bs.backend ? bs.backend : "none");
 	snprintf(st.source, sizeof(st.source), "%s", bs.source ? bs.source : "");
 	st.nr_cpus = bs.nr_cpus;
@@ -84,7 +84,7 @@ static void npd_cmd_status(struct nmiprofd *d, struct np_ctl_buf *reply)
 }
 
 static void npd_cmd_top(struct nmiprofd *d, const struct np_ctl_line *req,
-			struct np_ctl_buf *reply)
+			struct np_buf *reply)
 {
 	struct np_ctl_top_query q;
 	struct np_ctl_top t;
@@ -94,7 +94,7 @@ static void npd_cmd_top(struct nmiprofd *d, const struct np_ctl_line *req,
 		np_ctl_put_error(reply, "top: %s", err);
 		return;
 	}
-	if (npd_live_top(d->live, npd_mono_ns() / NS_PER_SEC, &q, &t)) {
+	if (npd_live_top(d->live, np_mono_ns() / NP_NSEC_PER_SEC, &q, &t)) {
 		np_ctl_put_error(reply, "top: out of memory");
 		return;
 	}
@@ -103,7 +103,7 @@ static void npd_cmd_top(struct nmiprofd *d, const struct np_ctl_line *req,
 }
 
 static void npd_cmd_stacks(struct nmiprofd *d, const struct np_ctl_line *req,
-			   struct np_ctl_buf *reply)
+			   struct np_buf *reply)
 {
 	struct np_ctl_stacks_query q;
 	struct np_ctl_stacks t;
@@ -113,7 +113,7 @@ static void npd_cmd_stacks(struct nmiprofd *d, const struct np_ctl_line *req,
 		np_ctl_put_error(reply, "stacks: %s", err);
 		return;
 	}
-	if (npd_live_stacks(d->live, npd_mono_ns() / NS_PER_SEC, &q, &t)) {
+	if (npd_live_stacks(d->live, np_mono_ns() / NP_NSEC_PER_SEC, &q, &t)) {
 		np_ctl_put_error(reply, "stacks: out of memory");
 		return;
 	}
@@ -121,7 +121,7 @@ static void npd_cmd_stacks(struct nmiprofd *d, const struct np_ctl_line *req,
 	np_ctl_stacks_free(&t);
 }
 
-void npd_command(const struct np_ctl_line *req, struct np_ctl_buf *reply,
+void npd_command(const struct np_ctl_line *req, struct np_buf *reply,
 		 void *arg)
 {
 	struct nmiprofd *d = arg;

@@ -22,6 +22,7 @@
 
 #include "ctl_server.h"
 #include "np_log.h"
+#include "np_clock.h"
 
 /* Stop reading a client's requests while this much reply is unsent. */
 #define NPD_CTL_OUT_HIGH	(64 * 1024)
@@ -32,7 +33,7 @@ struct npd_ctl_client {
 	int64_t last_ms;	/* last progress in either direction */
 	size_t inlen;
 	char in[NP_CTL_MAX_LINE];
-	struct np_ctl_buf out;
+	struct np_buf out;
 	size_t outoff;		/* bytes of out already sent */
 };
 
@@ -46,14 +47,6 @@ struct npd_ctl_server {
 	struct pollfd pfd[NPD_CTL_MAX_CLIENTS + 1];
 	struct np_ctl_line req;	/* scratch: 4 KiB, kept off the stack */
 };
-
-static int64_t npd_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* mkdir -p of path's parent directories (mode 0755, like /run/<daemon>). */
 static int npd_mkdir_parents(const char *path, char *err, size_t errlen)
@@ -181,7 +174,7 @@ unsigned int npd_ctl_server_clients(const struct npd_ctl_server *s)
 static void npd_client_free(struct npd_ctl_client *c)
 {
 	close(c->fd);
-	np_ctl_buf_free(&c->out);
+	np_buf_free(&c->out);
 	free(c);
 }
 
@@ -206,8 +199,8 @@ static void npd_ctl_accept(struct npd_ctl_server *s)
 			continue;
 		}
 		c->fd = fd;
-		c->last_ms = npd_now_ms();
-		np_ctl_buf_init(&c->out);
+		c->last_ms = (int64_t)np_mono_ms();
+		np_buf_init(&c->out);
 		s->c[s->nr++] = c;
 		np_dbg("control client connected (%u now)", s->nr);
 	}
@@ -257,7 +250,7 @@ static int npd_client_read(struct npd_ctl_server *s, struct npd_ctl_client *c)
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		c->inlen += (size_t)n;
-		c->last_ms = npd_now_ms();
+		c->last_ms = (int64_t)np_mono_ms();
 		while ((nl = memchr(c->in + start, '\n', c->inlen - start))) {
 			size_t len = (size_t)(nl - (c->in + start)) + 1;
 
@@ -280,13 +273,13 @@ static int npd_client_read(struct npd_ctl_server *s, struct npd_ctl_client *c)
 static int npd_client_write(struct npd_ctl_client *c)
 {
 	while (c->outoff < c->out.len) {
-		ssize_t n = send(c->fd, c->out.data + c->outoff,
+		ssize_t n = send(c->fd, np_buf_str(&c->out) + c->outoff,
 				 c->out.len - c->outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		c->outoff += (size_t)n;
-		c->last_ms = npd_now_ms();
+		c->last_ms = (int64_t)np_mono_ms();
 	}
 	c->out.len = c->outoff = 0;
 	return c->closing ? -1 : 0;
@@ -313,7 +306,7 @@ void npd_ctl_server_service(struct npd_ctl_server *s, int timeout_ms)
 			np_warn("poll on the control socket: %s", strerror(errno));
 		return;
 	}
-	now = npd_now_ms();
+	now = (int64_t)np_mono_ms();
 	for (i = 0; i < s->nr; i++) {
 		struct npd_ctl_client *c = s->c[i];
 		short rev = s->pfd[i + 1].revents;

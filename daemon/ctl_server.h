@@ -16,7 +16,7 @@
 #define NPD_CTL_IDLE_MS		(10 * 60 * 1000)
 
 typedef void (*npd_ctl_handler)(const struct np_ctl_line *req,
-				struct np_ctl_buf *reply, void *arg);
+				struct np_buf *reply, void *arg);
 
 struct npd_ctl_server;
 

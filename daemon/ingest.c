@@ -4,22 +4,13 @@
  * backend's: side-band (mmap, comm, fork, exit) arrives before the
  * samples it explains, so the symbolizer is fed first.
  */
-#include <time.h>
 
 #include "live.h"
 #include "nmiprofd.h"
 #include "slices.h"
 #include "symcache.h"
+#include "np_clock.h"
 
-#define NS_PER_SEC	((uint64_t)1000000000)
-
-uint64_t npd_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* pid's address space changed: drop what the memos know of it. */
 static void npd_forget(struct nmiprofd *d, uint32_t pid)
@@ -34,7 +25,7 @@ static void npd_ingest_sample(struct nmiprofd *d, const struct np_sample *s)
 	/* Whole stacks, symbolized once per distinct stack, into the slice. */
 	npd_slices_sample(d->slices, s);
 	/* The stack again, per second, for live views. */
-	npd_live_sample(d->live, s->time_ns / NS_PER_SEC, s);
+	npd_live_sample(d->live, s->time_ns / NP_NSEC_PER_SEC, s);
 }
 
 int npd_ingest(const struct np_event *ev, void *arg)
@@ -64,7 +55,7 @@ int npd_ingest(const struct np_event *ev, void *arg)
 	case NP_EV_LOST:
 		d->n.lost += ev->lost.lost;
 		npd_slices_lost(d->slices, ev->lost.lost);
-		npd_live_lost(d->live, npd_mono_ns() / NS_PER_SEC, ev->lost.lost);
+		npd_live_lost(d->live, np_mono_ns() / NP_NSEC_PER_SEC, ev->lost.lost);
 		break;
 	case NP_EV_LOCKUP:
 		npd_lockup_store(d, &ev->lockup);

@@ -20,6 +20,7 @@
 #include "nmiprofd.h"
 #include "np_log.h"
 #include "store.h"
+#include "np_clock.h"
 
 #define NPD_LOCKUP_RETRY_NS	(5ULL * 1000000000ULL)
 /* Beyond this many unwritten reports, memory matters more: log only. */
@@ -98,7 +99,7 @@ static void npd_lockup_keep(struct nmiprofd *d, const struct np_lockup *l,
 
 int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l)
 {
-	uint64_t wall_ns = np_store_now_ns();
+	uint64_t wall_ns = np_real_ns();
 	char id[NP_LOCKUP_ID_LEN], err[256];
 	int rc;
 
@@ -119,7 +120,7 @@ int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l)
 
 void npd_lockups_retry(struct nmiprofd *d, int force)
 {
-	uint64_t now = npd_mono_ns();
+	uint64_t now = np_mono_ns();
 	char id[NP_LOCKUP_ID_LEN], err[256];
 
 	if (!d->lockups.pending || (!force && now < d->lockups.next_retry_ns))

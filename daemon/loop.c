@@ -21,6 +21,7 @@
 #include "signals.h"
 #include "slices.h"
 #include "store.h"
+#include "np_clock.h"
 
 #define NPD_POLL_MS		100
 #define NPD_RETRY_NS		(10ULL * 1000000000ULL)
@@ -36,7 +37,7 @@ static void npd_backend_failed(struct nmiprofd *d, const char *what, int rc)
 
 static void npd_backend_retry(struct nmiprofd *d, uint64_t *next_try)
 {
-	uint64_t now = npd_mono_ns();
+	uint64_t now = np_mono_ns();
 	char err[256];
 
 	if (now < *next_try)
@@ -59,14 +60,14 @@ int npd_loop(struct nmiprofd *d)
 			rc = np_backend_poll(d->backend, NPD_POLL_MS);
 			if (rc < 0 && rc != -EINTR) {
 				npd_backend_failed(d, "poll", rc);
-				next_try = npd_mono_ns() + NPD_RETRY_NS;
+				next_try = np_mono_ns() + NPD_RETRY_NS;
 			}
 		}
 		if (d->backend) {
 			rc = np_backend_drain(d->backend, npd_ingest, d);
 			if (rc < 0 && rc != -EINTR && rc != -EAGAIN) {
 				npd_backend_failed(d, "drain", rc);
-				next_try = npd_mono_ns() + NPD_RETRY_NS;
+				next_try = np_mono_ns() + NPD_RETRY_NS;
 			}
 		} else {
 			npd_backend_retry(d, &next_try);
@@ -79,7 +80,7 @@ int npd_loop(struct nmiprofd *d)
 			return 0;
 		if (sig & NPD_SIG_RELOAD)
 			npd_reload(d);
-		npd_slices_tick(d->slices, np_store_now_ns());
+		npd_slices_tick(d->slices, np_real_ns());
 		npd_lockups_retry(d, 0);
 	}
 }

@@ -21,6 +21,7 @@
 #include "slices.h"
 #include "store.h"
 #include "symcache.h"
+#include "np_clock.h"
 
 static void npd_usage(FILE *f)
 {
@@ -211,7 +212,7 @@ static void npd_stop(struct nmiprofd *d)
 	npd_lockups_retry(d, 1);
 	npd_lockups_release(d);
 	if (d->slices) {
-		if (npd_slices_flush(d->slices, np_store_now_ns()) == 0)
+		if (npd_slices_flush(d->slices, np_real_ns()) == 0)
 			np_info("%llu samples, %llu lost, %llu slices written",
 				(unsigned long long)d->n.samples,
 				(unsigned long long)d->n.lost,
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	np_log_set_level(d.cfg.log_level);
-	d.start_mono_ns = npd_mono_ns();
+	d.start_mono_ns = np_mono_ns();
 	np_info("nmiprofd %s starting: store %s, socket %s, slices of %u s",
 		NMIPROF_VERSION, d.cfg.store_dir, d.cfg.socket_path, d.cfg.slice_s);
 

@@ -66,9 +66,6 @@ struct nmiprofd {
 	struct npd_lockups lockups;
 };
 
-/* CLOCK_MONOTONIC in ns: the clock of every sample's time_ns. */
-uint64_t npd_mono_ns(void);
-
 /* sampler.c */
 struct np_backend *npd_sampler_open(const struct npd_config *cfg,
 				    char *err, size_t errlen);
@@ -89,8 +86,8 @@ void npd_lockups_release(struct nmiprofd *d);
 
 /* commands.c: the control socket's request handler (npd_ctl_handler). */
 struct np_ctl_line;
-struct np_ctl_buf;
-void npd_command(const struct np_ctl_line *req, struct np_ctl_buf *reply,
+struct np_buf;
+void npd_command(const struct np_ctl_line *req, struct np_buf *reply,
 		 void *arg);
 
 /* reload.c: re-read the configuration and apply what may change. */

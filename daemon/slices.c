@@ -18,8 +18,8 @@
 #include "nmiprofd.h"
 #include "slices.h"
 #include "store.h"
+#include "np_clock.h"
 
-#define NS_PER_SEC	((uint64_t)1000000000)
 
 struct npd_slices {
 	struct np_agg *agg;
@@ -50,7 +50,7 @@ static void npd_slices_store_opts(struct npd_slices *sl,
 	snprintf(sl->dir, sizeof(sl->dir), "%s", cfg->store_dir);
 	sl->sopts.dir = sl->dir;
 	sl->sopts.max_bytes = cfg->retention_bytes;
-	sl->sopts.max_age_ns = cfg->retention_age_s * NS_PER_SEC;
+	sl->sopts.max_age_ns = cfg->retention_age_s * NP_NSEC_PER_SEC;
 	sl->sopts.warn = npd_slices_warn;
 }
 
@@ -81,8 +81,8 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 		free(sl);
 		return NULL;
 	}
-	sl->slice_ns = (uint64_t)cfg->slice_s * NS_PER_SEC;
-	sl->start_ns = np_store_now_ns();
+	sl->slice_ns = (uint64_t)cfg->slice_s * NP_NSEC_PER_SEC;
+	sl->start_ns = np_real_ns();
 	sl->end_ns = npd_slice_end(sl->start_ns, sl->slice_ns);
 	return sl;
 }
@@ -121,16 +121,16 @@ static int npd_slices_write(struct npd_slices *sl, uint64_t end_ns)
 			goto fail;
 		np_info("store %s reopened", sl->dir);
 	}
-	t0 = npd_mono_ns();
+	t0 = np_mono_ns();
 	if (np_store_write(sl->store, sl->agg, sl->start_ns, end_ns,
 			   err, sizeof(err)) < 0)
 		goto fail;
 	/* The drain waited this long: the rings must absorb it. */
 	np_dbg("slice %" PRIu64 "..%" PRIu64 ": %" PRIu64 " samples, %"
 	       PRIu64 " lost, written in %" PRIu64 " ms",
-	       sl->start_ns / NS_PER_SEC, end_ns / NS_PER_SEC,
+	       sl->start_ns / NP_NSEC_PER_SEC, end_ns / NP_NSEC_PER_SEC,
 	       np_agg_samples(sl->agg), np_agg_lost_count(sl->agg),
-	       (npd_mono_ns() - t0) / 1000000);
+	       (np_mono_ns() - t0) / 1000000);
 	if (sl->write_failing)
 		np_info("store writes work again: the pending slices were written as one");
 	sl->write_failing = 0;
@@ -169,16 +169,16 @@ int npd_slices_flush(struct npd_slices *sl, uint64_t now_ns)
 
 void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg)
 {
-	uint64_t slice_ns = (uint64_t)cfg->slice_s * NS_PER_SEC;
+	uint64_t slice_ns = (uint64_t)cfg->slice_s * NP_NSEC_PER_SEC;
 	char err[256];
 
 	if (slice_ns != sl->slice_ns) {
 		np_info("slice length %" PRIu64 " s -> %u s from the next slice",
-			sl->slice_ns / NS_PER_SEC, cfg->slice_s);
+			sl->slice_ns / NP_NSEC_PER_SEC, cfg->slice_s);
 		sl->slice_ns = slice_ns;
 	}
 	if (cfg->retention_bytes == sl->sopts.max_bytes &&
-	    cfg->retention_age_s * NS_PER_SEC == sl->sopts.max_age_ns)
+	    cfg->retention_age_s * NP_NSEC_PER_SEC == sl->sopts.max_age_ns)
 		return;
 	/*
 	 * The store takes its limits at open: reopen it.  The current

@@ -33,6 +33,7 @@
 #include <perf/event.h>
 #include "np_backend_impl.h"
 #include "np_ordered.h"
+#include "np_clock.h"
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN)
@@ -543,14 +544,6 @@ static int deliver_queued(const struct np_oe_entry *e, void *arg)
 	}
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Read the rings of the side-band list (and of pb's sampling list) and
  * hand on, in time order, what is safe to hand on.
@@ -571,7 +564,7 @@ static int drain_ordered(struct np_perf_sideband *sb, struct perf_backend *pb,
 			 int flush_all, np_event_fn fn, void *arg, uint64_t *lost)
 {
 	struct oe_sink k = { .sb = sb, .pb = pb, .fn = fn, .arg = arg, .lost = lost };
-	uint64_t horizon = flush_all ? UINT64_MAX : mono_now() - IN_FLIGHT_NS;
+	uint64_t horizon = flush_all ? UINT64_MAX : np_mono_ns() - IN_FLIGHT_NS;
 
 	evl_read(&sb->evl, sb, SRC_SIDEBAND);
 	if (pb)

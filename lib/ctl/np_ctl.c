@@ -16,6 +16,7 @@
 #include <sys/un.h>
 
 #include "np_ctl.h"
+#include "np_clock.h"
 
 /* ---- Message layer ------------------------------------------------- */
 
@@ -176,59 +177,17 @@ int np_ctl_get_i64(const struct np_ctl_line *l, const char *key, int64_t *out)
 	return 0;
 }
 
-void np_ctl_buf_init(struct np_ctl_buf *b)
-{
-	memset(b, 0, sizeof(*b));
-}
-
-void np_ctl_buf_free(struct np_ctl_buf *b)
-{
-	free(b->data);
-	np_ctl_buf_init(b);
-}
-
-static int np_ctl_reserve(struct np_ctl_buf *b, size_t more)
-{
-	size_t cap;
-	char *d;
-
-	if (b->oom)
-		return -1;
-	if (b->len + more + 1 <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	d = realloc(b->data, cap);
-	if (!d) {
-		b->oom = 1;
-		return -1;
-	}
-	b->data = d;
-	b->cap = cap;
-	return 0;
-}
-
-static void np_ctl_append(struct np_ctl_buf *b, const char *s, size_t n)
-{
-	if (np_ctl_reserve(b, n))
-		return;
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
 /* A separating space unless this is the first item of a line. */
-static void np_ctl_sep(struct np_ctl_buf *b)
+static void np_ctl_sep(struct np_buf *b)
 {
-	if (b->len && b->data[b->len - 1] != '\n')
-		np_ctl_append(b, " ", 1);
+	if (b->len && b->p[b->len - 1] != '\n')
+		np_buf_puts(b, " ", 1);
 }
 
-void np_ctl_put_word(struct np_ctl_buf *b, const char *word)
+void np_ctl_put_word(struct np_buf *b, const char *word)
 {
 	np_ctl_sep(b);
-	np_ctl_append(b, word, strlen(word));
+	np_buf_puts(b, word, strlen(word));
 }
 
 static int np_ctl_must_escape(unsigned char c)
@@ -236,31 +195,31 @@ static int np_ctl_must_escape(unsigned char c)
 	return c <= 0x20 || c == 0x7f || c == '%' || c == '=';
 }
 
-void np_ctl_put_str(struct np_ctl_buf *b, const char *key, const char *val)
+void np_ctl_put_str(struct np_buf *b, const char *key, const char *val)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(val);
 
 	np_ctl_sep(b);
-	np_ctl_append(b, key, strlen(key));
-	np_ctl_append(b, "=", 1);
-	if (np_ctl_reserve(b, 3 * n))
+	np_buf_puts(b, key, strlen(key));
+	np_buf_puts(b, "=", 1);
+	if (np_buf_reserve(b, 3 * n + 1))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)val[i];
 
 		if (np_ctl_must_escape(c)) {
-			b->data[b->len++] = '%';
-			b->data[b->len++] = hex[c >> 4];
-			b->data[b->len++] = hex[c & 15];
+			b->p[b->len++] = '%';
+			b->p[b->len++] = hex[c >> 4];
+			b->p[b->len++] = hex[c & 15];
 		} else {
-			b->data[b->len++] = (char)c;
+			b->p[b->len++] = c;
 		}
 	}
-	b->data[b->len] = '\0';
+	b->p[b->len] = '\0';
 }
 
-void np_ctl_put_u64(struct np_ctl_buf *b, const char *key, uint64_t v)
+void np_ctl_put_u64(struct np_buf *b, const char *key, uint64_t v)
 {
 	char num[24];
 
@@ -268,7 +227,7 @@ void np_ctl_put_u64(struct np_ctl_buf *b, const char *key, uint64_t v)
 	np_ctl_put_str(b, key, num);
 }
 
-void np_ctl_put_i64(struct np_ctl_buf *b, const char *key, int64_t v)
+void np_ctl_put_i64(struct np_buf *b, const char *key, int64_t v)
 {
 	char num[24];
 
@@ -276,12 +235,12 @@ void np_ctl_put_i64(struct np_ctl_buf *b, const char *key, int64_t v)
 	np_ctl_put_str(b, key, num);
 }
 
-void np_ctl_end_line(struct np_ctl_buf *b)
+void np_ctl_end_line(struct np_buf *b)
 {
-	np_ctl_append(b, "\n", 1);
+	np_buf_puts(b, "\n", 1);
 }
 
-void np_ctl_put_error(struct np_ctl_buf *b, const char *fmt, ...)
+void np_ctl_put_error(struct np_buf *b, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -295,7 +254,7 @@ void np_ctl_put_error(struct np_ctl_buf *b, const char *fmt, ...)
 	np_ctl_end_line(b);
 }
 
-static void np_ctl_put_ok(struct np_ctl_buf *b, unsigned int nlines)
+static void np_ctl_put_ok(struct np_buf *b, unsigned int nlines)
 {
 	char num[16];
 
@@ -338,7 +297,7 @@ static int np_ctl_get_range(const struct np_ctl_line *l, const char *key,
  * The fields top and stacks share: how many, over which seconds, for
  * which pid, cpu and comm.  The caller ends the line.
  */
-static void np_ctl_put_window(struct np_ctl_buf *b, const char *cmd, uint32_t n,
+static void np_ctl_put_window(struct np_buf *b, const char *cmd, uint32_t n,
 			      uint32_t secs, int64_t pid, int32_t cpu,
 			      const char *comm)
 {
@@ -384,7 +343,7 @@ static int np_ctl_parse_window(const struct np_ctl_line *l, uint32_t nmax,
 	return 0;
 }
 
-void np_ctl_format_top_request(struct np_ctl_buf *b,
+void np_ctl_format_top_request(struct np_buf *b,
 			       const struct np_ctl_top_query *q)
 {
 	np_ctl_put_window(b, "top", q->n, q->secs, q->pid, q->cpu, q->comm);
@@ -437,7 +396,7 @@ int np_ctl_parse_top_request(const struct np_ctl_line *l,
 	return 0;
 }
 
-void np_ctl_format_top_reply(struct np_ctl_buf *b, const struct np_ctl_top *t)
+void np_ctl_format_top_reply(struct np_buf *b, const struct np_ctl_top *t)
 {
 	np_ctl_put_ok(b, 1 + t->nr);
 	np_ctl_put_u64(b, "secs", t->secs);
@@ -463,7 +422,7 @@ void np_ctl_format_top_reply(struct np_ctl_buf *b, const struct np_ctl_top *t)
 	}
 }
 
-void np_ctl_format_status_reply(struct np_ctl_buf *b,
+void np_ctl_format_status_reply(struct np_buf *b,
 				const struct np_ctl_status *st)
 {
 	np_ctl_put_ok(b, 1);
@@ -612,7 +571,7 @@ void np_ctl_stacks_query_init(struct np_ctl_stacks_query *q)
 	q->cpu = -1;
 }
 
-void np_ctl_format_stacks_request(struct np_ctl_buf *b,
+void np_ctl_format_stacks_request(struct np_buf *b,
 				  const struct np_ctl_stacks_query *q)
 {
 	np_ctl_put_window(b, "stacks", q->n, q->secs, q->pid, q->cpu, q->comm);
@@ -629,7 +588,7 @@ int np_ctl_parse_stacks_request(const struct np_ctl_line *l,
 }
 
 /* A string field cut to NP_CTL_STR_MAX bytes: a line must stay bounded. */
-static void np_ctl_put_strmax(struct np_ctl_buf *b, const char *key,
+static void np_ctl_put_strmax(struct np_buf *b, const char *key,
 			      const char *val)
 {
 	char cut[NP_CTL_STR_MAX + 1];
@@ -643,7 +602,7 @@ static void np_ctl_put_strmax(struct np_ctl_buf *b, const char *key,
 	np_ctl_put_str(b, key, cut);
 }
 
-void np_ctl_format_stacks_reply(struct np_ctl_buf *b,
+void np_ctl_format_stacks_reply(struct np_buf *b,
 				const struct np_ctl_stacks *t)
 {
 	np_ctl_put_ok(b, 1 + t->nr_frames + t->nr);
@@ -682,7 +641,7 @@ void np_ctl_format_stacks_reply(struct np_ctl_buf *b,
 			int len = snprintf(num, sizeof(num), k ? ",%u" : "%u",
 					   st->frames[k]);
 
-			np_ctl_append(b, num, (size_t)len);
+			np_buf_puts(b, num, (size_t)len);
 		}
 		np_ctl_end_line(b);
 	}
@@ -830,14 +789,6 @@ void np_ctl_set_timeout(struct np_ctl_client *c, int timeout_ms)
 	c->timeout_ms = timeout_ms;
 }
 
-static int64_t np_ctl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for fd to become ready for events until the deadline. */
 static int np_ctl_wait(struct np_ctl_client *c, short events, int64_t deadline,
 		       char *err, size_t errlen)
@@ -845,7 +796,7 @@ static int np_ctl_wait(struct np_ctl_client *c, short events, int64_t deadline,
 	struct pollfd pfd = { .fd = c->fd, .events = events };
 
 	for (;;) {
-		int64_t left = deadline - np_ctl_now_ms();
+		int64_t left = deadline - (int64_t)np_mono_ms();
 		int rc;
 
 		if (left <= 0) {
@@ -928,14 +879,14 @@ static int np_ctl_recv_line(struct np_ctl_client *c, struct np_ctl_line *l,
 int np_ctl_read_line(struct np_ctl_client *c, struct np_ctl_line *l,
 		     char *err, size_t errlen)
 {
-	return np_ctl_recv_line(c, l, np_ctl_now_ms() + c->timeout_ms,
+	return np_ctl_recv_line(c, l, (int64_t)np_mono_ms() + c->timeout_ms,
 				err, errlen);
 }
 
 int np_ctl_request(struct np_ctl_client *c, const char *req, size_t len,
 		   char *err, size_t errlen)
 {
-	int64_t deadline = np_ctl_now_ms() + c->timeout_ms;
+	int64_t deadline = (int64_t)np_mono_ms() + c->timeout_ms;
 	struct np_ctl_line *l = &c->line;
 	uint64_t n;
 	char *end;
@@ -1000,7 +951,7 @@ int np_ctl_status(struct np_ctl_client *c, struct np_ctl_status *st,
 }
 
 /* np_ctl_request of a formatted request, which it frees. */
-static int np_ctl_request_buf(struct np_ctl_client *c, struct np_ctl_buf *b,
+static int np_ctl_request_buf(struct np_ctl_client *c, struct np_buf *b,
 			      char *err, size_t errlen)
 {
 	int n = -1;
@@ -1008,19 +959,19 @@ static int np_ctl_request_buf(struct np_ctl_client *c, struct np_ctl_buf *b,
 	if (b->oom)
 		np_ctl_seterr(err, errlen, "out of memory");
 	else
-		n = np_ctl_request(c, b->data, b->len, err, errlen);
-	np_ctl_buf_free(b);
+		n = np_ctl_request(c, np_buf_str(b), b->len, err, errlen);
+	np_buf_free(b);
 	return n;
 }
 
 int np_ctl_top(struct np_ctl_client *c, const struct np_ctl_top_query *q,
 	       struct np_ctl_top *t, char *err, size_t errlen)
 {
-	struct np_ctl_buf b;
+	struct np_buf b;
 	int n, i;
 
 	memset(t, 0, sizeof(*t));
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	np_ctl_format_top_request(&b, q);
 	n = np_ctl_request_buf(c, &b, err, errlen);
 	if (n < 0)
@@ -1061,12 +1012,12 @@ fail:
 int np_ctl_stacks(struct np_ctl_client *c, const struct np_ctl_stacks_query *q,
 		  struct np_ctl_stacks *t, char *err, size_t errlen)
 {
-	struct np_ctl_buf b;
+	struct np_buf b;
 	uint64_t secs, nf, ns;
 	int n, i;
 
 	memset(t, 0, sizeof(*t));
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	np_ctl_format_stacks_request(&b, q);
 	n = np_ctl_request_buf(c, &b, err, errlen);
 	if (n < 0)

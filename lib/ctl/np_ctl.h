@@ -66,6 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <nmiprof/nmiprof_abi.h>
+#include "np_buf.h"
 
 #define NP_CTL_PROTO		"NMIPROF/1"
 #define NP_CTL_PROTO_VERSION	1
@@ -106,24 +107,16 @@ const char *np_ctl_get(const struct np_ctl_line *l, const char *key);
 int np_ctl_get_u64(const struct np_ctl_line *l, const char *key, uint64_t *out);
 int np_ctl_get_i64(const struct np_ctl_line *l, const char *key, int64_t *out);
 
-/* A growable output buffer of lines. */
-struct np_ctl_buf {
-	char *data;
-	size_t len, cap;
-	int oom;		/* an append failed: the buffer is unusable */
-};
-
-void np_ctl_buf_init(struct np_ctl_buf *b);
-void np_ctl_buf_free(struct np_ctl_buf *b);
+/* Replies and requests are built in an np_buf (text, NUL-terminated). */
 /* Append a bare word (no escaping; must not contain spaces). */
-void np_ctl_put_word(struct np_ctl_buf *b, const char *word);
+void np_ctl_put_word(struct np_buf *b, const char *word);
 /* Append " key=value" with value percent-escaped. */
-void np_ctl_put_str(struct np_ctl_buf *b, const char *key, const char *val);
-void np_ctl_put_u64(struct np_ctl_buf *b, const char *key, uint64_t v);
-void np_ctl_put_i64(struct np_ctl_buf *b, const char *key, int64_t v);
-void np_ctl_end_line(struct np_ctl_buf *b);
+void np_ctl_put_str(struct np_buf *b, const char *key, const char *val);
+void np_ctl_put_u64(struct np_buf *b, const char *key, uint64_t v);
+void np_ctl_put_i64(struct np_buf *b, const char *key, int64_t v);
+void np_ctl_end_line(struct np_buf *b);
 /* A complete "NMIPROF/1 ERR msg=..." line. */
-void np_ctl_put_error(struct np_ctl_buf *b, const char *fmt, ...)
+void np_ctl_put_error(struct np_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* ---- Commands ------------------------------------------------------ */
@@ -221,14 +214,14 @@ void np_ctl_stacks_query_init(struct np_ctl_stacks_query *q);
 const char *np_ctl_sort_name(enum np_ctl_top_sort s);
 
 /* Encoders and decoders, one per direction, used by both ends. */
-void np_ctl_format_top_request(struct np_ctl_buf *b,
+void np_ctl_format_top_request(struct np_buf *b,
 			       const struct np_ctl_top_query *q);
 int np_ctl_parse_top_request(const struct np_ctl_line *l,
 			     struct np_ctl_top_query *q,
 			     char *err, size_t errlen);
 /* The whole reply: header + summary + entries. */
-void np_ctl_format_top_reply(struct np_ctl_buf *b, const struct np_ctl_top *t);
-void np_ctl_format_status_reply(struct np_ctl_buf *b,
+void np_ctl_format_top_reply(struct np_buf *b, const struct np_ctl_top *t);
+void np_ctl_format_status_reply(struct np_buf *b,
 				const struct np_ctl_status *st);
 /* Decode reply bodies (the lines after the header). */
 int np_ctl_parse_status(const struct np_ctl_line *l, struct np_ctl_status *st);
@@ -237,12 +230,12 @@ int np_ctl_parse_top_entry(const struct np_ctl_line *l,
 			   struct np_ctl_top_entry *e);
 void np_ctl_top_free(struct np_ctl_top *t);
 
-void np_ctl_format_stacks_request(struct np_ctl_buf *b,
+void np_ctl_format_stacks_request(struct np_buf *b,
 				  const struct np_ctl_stacks_query *q);
 int np_ctl_parse_stacks_request(const struct np_ctl_line *l,
 				struct np_ctl_stacks_query *q,
 				char *err, size_t errlen);
-void np_ctl_format_stacks_reply(struct np_ctl_buf *b,
+void np_ctl_format_stacks_reply(struct np_buf *b,
 				const struct np_ctl_stacks *t);
 void np_ctl_stacks_free(struct np_ctl_stacks *t);
 
@@ -270,7 +263,7 @@ int np_ctl_stacks(struct np_ctl_client *c, const struct np_ctl_stacks_query *q,
 		  struct np_ctl_stacks *t, char *err, size_t errlen);
 
 /*
- * Low level: send one request line (a complete line from np_ctl_buf) and
+ * Low level: send one request line (a complete line from an np_buf) and
  * read the reply header.  Returns the number of body lines (>= 0), then
  * call np_ctl_read_line that many times; -1 with err filled on I/O error,
  * timeout, a malformed reply or an ERR reply (err is the server's text).

@@ -39,9 +39,9 @@ struct pprof {
 	struct np_strmap strs;	/* string_table; id 0 is "" */
 	struct np_strmap funcs;	/* "dso\x01name\x01k" -> function/location id - 1 */
 	struct np_strmap maps;	/* dso -> mapping id - 1 */
-	struct np_pb out;	/* the Profile, samples first */
-	struct np_pb defs;	/* functions, locations, mappings */
-	struct np_pb sub, sub2;
+	struct np_buf out;	/* the Profile, samples first */
+	struct np_buf defs;	/* functions, locations, mappings */
+	struct np_buf sub, sub2;
 	uint64_t *locs;
 	size_t cap_locs;
 	uint64_t period;
@@ -72,7 +72,7 @@ static uint64_t mapping_id(struct pprof *p, const char *dso)
 		return 0;
 	}
 	if (is_new) {
-		np_pb_reset(&p->sub);
+		np_buf_reset(&p->sub);
 		np_pb_uint(&p->sub, MAPPING_ID, (uint64_t)id + 1);
 		np_pb_uint(&p->sub, MAPPING_FILENAME, str_id(p, dso));
 		np_pb_uint(&p->sub, MAPPING_HAS_FUNCTIONS, 1);
@@ -109,16 +109,16 @@ static uint64_t location_id(struct pprof *p, const struct np_frame *f)
 		uint64_t fid = (uint64_t)id + 1;
 		uint64_t mid = mapping_id(p, dso);
 
-		np_pb_reset(&p->sub);
+		np_buf_reset(&p->sub);
 		np_pb_uint(&p->sub, FUNCTION_ID, fid);
 		np_pb_uint(&p->sub, FUNCTION_NAME, str_id(p, name));
 		np_pb_uint(&p->sub, FUNCTION_SYSTEM_NAME, str_id(p, name));
 		np_pb_uint(&p->sub, FUNCTION_FILENAME, str_id(p, dso));
 		np_pb_msg(&p->defs, PROFILE_FUNCTION, &p->sub);
 
-		np_pb_reset(&p->sub2);
+		np_buf_reset(&p->sub2);
 		np_pb_uint(&p->sub2, LINE_FUNCTION_ID, fid);
-		np_pb_reset(&p->sub);
+		np_buf_reset(&p->sub);
 		np_pb_uint(&p->sub, LOCATION_ID, fid);
 		np_pb_uint(&p->sub, LOCATION_MAPPING_ID, mid);
 		np_pb_msg(&p->sub, LOCATION_LINE, &p->sub2);
@@ -149,14 +149,14 @@ static int add_sample(const struct np_frame *frames, unsigned nr, uint32_t pid,
 	values[0] = count;
 	values[1] = count * p->period;
 
-	np_pb_reset(&p->sub);
+	np_buf_reset(&p->sub);
 	np_pb_packed(&p->sub, SAMPLE_LOCATION_ID, p->locs, nr);
 	np_pb_packed(&p->sub, SAMPLE_VALUE, values, 2);
-	np_pb_reset(&p->sub2);
+	np_buf_reset(&p->sub2);
 	np_pb_uint(&p->sub2, LABEL_KEY, str_id(p, "comm"));
 	np_pb_uint(&p->sub2, LABEL_STR, str_id(p, comm));
 	np_pb_msg(&p->sub, SAMPLE_LABEL, &p->sub2);
-	np_pb_reset(&p->sub2);
+	np_buf_reset(&p->sub2);
 	np_pb_uint(&p->sub2, LABEL_KEY, str_id(p, "pid"));
 	np_pb_uint(&p->sub2, LABEL_NUM, pid);
 	np_pb_msg(&p->sub, SAMPLE_LABEL, &p->sub2);
@@ -167,7 +167,7 @@ static int add_sample(const struct np_frame *frames, unsigned nr, uint32_t pid,
 static void value_type(struct pprof *p, uint32_t field, const char *type,
 		       const char *unit)
 {
-	np_pb_reset(&p->sub);
+	np_buf_reset(&p->sub);
 	np_pb_uint(&p->sub, VALUETYPE_TYPE, str_id(p, type));
 	np_pb_uint(&p->sub, VALUETYPE_UNIT, str_id(p, unit));
 	np_pb_msg(&p->out, field, &p->sub);
@@ -179,10 +179,10 @@ int np_export_pprof(struct topview *tv, const struct np_export_opts *o,
 	struct pprof p = { 0 };
 	int ret;
 
-	np_pb_init(&p.out);
-	np_pb_init(&p.defs);
-	np_pb_init(&p.sub);
-	np_pb_init(&p.sub2);
+	np_buf_init(&p.out);
+	np_buf_init(&p.defs);
+	np_buf_init(&p.sub);
+	np_buf_init(&p.sub2);
 	/* An unknown rate: assume the backends' documented default, 99 Hz. */
 	p.period = 1000000000ULL / (o->freq_hz ? o->freq_hz : 99);
 	str_id(&p, "");		/* string_table[0] must be "" */
@@ -191,7 +191,7 @@ int np_export_pprof(struct topview *tv, const struct np_export_opts *o,
 	value_type(&p, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
 	ret = topview_foreach_stack(tv, add_sample, &p);
 	if (!ret) {
-		np_pb_raw(&p.out, p.defs.data, p.defs.len);
+		np_put_bytes(&p.out, p.defs.p, p.defs.len);
 		value_type(&p, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 		np_pb_uint(&p.out, PROFILE_PERIOD, p.period);
 		if (o->time_ns)
@@ -205,15 +205,15 @@ int np_export_pprof(struct topview *tv, const struct np_export_opts *o,
 	if (ret || p.oom || p.out.oom || p.defs.oom) {
 		snprintf(err, errlen, "out of memory encoding the pprof profile");
 		ret = -ENOMEM;
-	} else if (fwrite(p.out.data, 1, p.out.len, out) != p.out.len ||
+	} else if (fwrite(p.out.p, 1, p.out.len, out) != p.out.len ||
 		   fflush(out)) {
 		snprintf(err, errlen, "write error: %s", strerror(errno));
 		ret = -EIO;
 	}
-	np_pb_free(&p.out);
-	np_pb_free(&p.defs);
-	np_pb_free(&p.sub);
-	np_pb_free(&p.sub2);
+	np_buf_free(&p.out);
+	np_buf_free(&p.defs);
+	np_buf_free(&p.sub);
+	np_buf_free(&p.sub2);
 	np_strmap_free(&p.strs);
 	np_strmap_free(&p.funcs);
 	np_strmap_free(&p.maps);

@@ -3,24 +3,23 @@
  * Strings -> dense ids (0, 1, ...) in insertion order, each with a
  * 64-bit payload: the folded writer merges stack lines with it (payload:
  * the count), the pprof writer interns its string table, functions and
- * mappings (the id is the table index).  Open addressing over the ids,
- * FNV-1a; keys are copied.
+ * mappings (the id is the table index).  An np_idx over the ids; keys
+ * are copied.
  */
 #ifndef NP_EXPORT_STRMAP_H
 #define NP_EXPORT_STRMAP_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "np_hash.h"
 
 struct np_strmap {
 	char **keys;		/* keys[id] */
 	uint64_t *val;		/* val[id], 0 when inserted */
-	size_t nr, cap;
-	uint32_t *slot, mask;	/* id + 1, 0 free */
+	size_t nr, cap, cap_val;
+	struct np_idx idx;
 };
 
-/* FNV-1a of a string (also the flame graph's colour seed). */
-uint32_t np_strmap_hash(const char *s);
 /* The id of key, inserted if new (*is_new = 1); -ENOMEM. */
 int64_t np_strmap_get(struct np_strmap *m, const char *key, int *is_new);
 /* Frees the keys too, unless the caller took them (keys set to NULL). */

@@ -127,10 +127,23 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
+/*
+ * 32-bit FNV-1a of a name: the colour seed.  Not np_hash_str(): the
+ * colours of a frame are part of the output and must not change.
+ */
+static uint32_t color_seed(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
 /* flamegraph.pl-like palettes: warm for user code, aqua for the kernel. */
 static void color(const char *name, unsigned depth, char *buf, size_t len)
 {
-	uint32_t h = np_strmap_hash(name);
+	uint32_t h = color_seed(name);
 	unsigned v1 = h & 0xff, v2 = (h >> 8) & 0xff, v3 = (h >> 16) & 0xff;
 	size_t n = strlen(name);
 

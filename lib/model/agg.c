@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agg.h"
-#include "store_hash.h"
+#include "np_hash.h"
+#include "np_grow.h"
 
 /*
  * Raw-stack cache entry, keyed by (pid, comm, raw frames) through 96

@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stacktab.h"
-#include "store_hash.h"
+#include "np_hash.h"
+#include "np_arena.h"
+#include "np_grow.h"
 
-#define ARENA_CHUNK	(64 * 1024)
+#define ARENA_CHUNK	(64 * 1024)	/* the arena's largest chunk */
 
 struct st_str {
 	const char *p;
@@ -34,15 +36,8 @@ struct st_branch {
 	uint32_t id, parent;
 };
 
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
 struct np_stacktab {
-	struct arena_chunk *arena;	/* strings: stable addresses */
-	size_t arena_bytes;
+	struct np_arena arena;		/* strings: stable addresses */
 	struct st_str *strs;
 	uint32_t nr_strs, cap_strs;
 	struct np_idx str_idx;
@@ -60,41 +55,6 @@ struct np_stacktab {
 	uint32_t node_size;		/* slots; 0 if node_slot NULL */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
 };
-
-static const char *arena_put(struct np_stacktab *st, const char *s, size_t len)
-{
-	struct arena_chunk *c = st->arena;
-	char *p;
-
-	if (!c || c->size - c->used < len + 1) {
-		size_t size = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->next = st->arena;
-		c->used = 0;
-		c->size = size;
-		st->arena = c;
-		st->arena_bytes += sizeof(*c) + size;
-	}
-	p = c->data + c->used;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	c->used += len + 1;
-	return p;
-}
-
-static void arena_free(struct np_stacktab *st)
-{
-	while (st->arena) {
-		struct arena_chunk *n = st->arena->next;
-
-		free(st->arena);
-		st->arena = n;
-	}
-	st->arena_bytes = 0;
-}
 
 /* Room for need nodes: frame ids and chain bits grow together. */
 static int nodes_reserve(struct np_stacktab *st, uint32_t need)
@@ -146,6 +106,8 @@ struct np_stacktab *np_stacktab_new(void)
 {
 	struct np_stacktab *st = calloc(1, sizeof(*st));
 
+	if (st)
+		st->arena.max_chunk = ARENA_CHUNK;
 	if (st && st_init(st)) {
 		np_stacktab_free(st);
 		return NULL;
@@ -157,7 +119,7 @@ void np_stacktab_free(struct np_stacktab *st)
 {
 	if (!st)
 		return;
-	arena_free(st);
+	np_arena_free(&st->arena);
 	free(st->strs);
 	free(st->frames);
 	free(st->node_frame);
@@ -171,7 +133,7 @@ void np_stacktab_free(struct np_stacktab *st)
 
 void np_stacktab_clear(struct np_stacktab *st)
 {
-	arena_free(st);
+	np_arena_free(&st->arena);
 	st->nr_strs = st->nr_frames = st->nr_nodes = st->nr_branch = 0;
 	if (st->node_chain)
 		memset(st->node_chain, 0,
@@ -186,7 +148,7 @@ void np_stacktab_clear(struct np_stacktab *st)
 
 size_t np_stacktab_mem(const struct np_stacktab *st)
 {
-	return sizeof(*st) + st->arena_bytes +
+	return sizeof(*st) + st->arena.bytes +
 	       (size_t)st->cap_strs * sizeof(*st->strs) +
 	       (size_t)st->cap_frames * sizeof(*st->frames) +
 	       (size_t)st->cap_nodes * sizeof(*st->node_frame) +
@@ -209,7 +171,7 @@ uint32_t np_stacktab_str(struct np_stacktab *st, const char *s, size_t len)
 	    np_grow((void **)&st->strs, &st->cap_strs, st->nr_strs + 1,
 		    sizeof(*st->strs)))
 		return NP_ID_NONE;
-	p = arena_put(st, s, len);
+	p = np_arena_strdup(&st->arena, s, len);
 	if (!p)
 		return NP_ID_NONE;
 	id = st->nr_strs;

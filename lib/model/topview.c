@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "topview.h"
+#include "np_grow.h"
 
 /* Weights below this are dust left by decay: hidden, then pruned. */
 #define TV_DUST		0.05
@@ -197,25 +198,6 @@ struct topview {
 	size_t cap_scratch_frames;
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
-
 /* Keeps an index at most 3/4 full before an insert. */
 static int hidx_reserve(struct hidx *h, size_t nr, const void *tab,
 			hidx_hash_fn hash)
@@ -248,8 +230,8 @@ static int64_t str_intern(struct strtab *t, const char *s)
 	id = hidx_find(&t->idx, hv, t, str_eq, s, &ins);
 	if (id >= 0)
 		return id;
-	if (GROW(t->str, t->cap_str, t->nr + 1) ||
-	    GROW(t->hash, t->cap_hash, t->nr + 1))
+	if (NP_GROW(t->str, t->cap_str, t->nr + 1) ||
+	    NP_GROW(t->hash, t->cap_hash, t->nr + 1))
 		return -ENOMEM;
 	copy = strdup(s);
 	if (!copy)
@@ -310,7 +292,7 @@ static int64_t sym_intern(struct topview *tv, const struct np_frame *f)
 	id = hidx_find(&tv->sym_idx, k.hash, tv, sym_eq, &k, &ins);
 	if (id >= 0)
 		return id;
-	if (GROW(tv->syms, tv->cap_syms, tv->nr_syms + 1))
+	if (NP_GROW(tv->syms, tv->cap_syms, tv->nr_syms + 1))
 		return -ENOMEM;
 	tv->syms[tv->nr_syms] = k;
 	tv->sym_idx.slot[ins] = (uint32_t)tv->nr_syms + 1;
@@ -351,8 +333,8 @@ static int64_t stack_intern(struct topview *tv, const uint32_t *ids, uint32_t nr
 	id = hidx_find(&tv->stack_idx, hv, tv, stack_eq, &k, &ins);
 	if (id >= 0)
 		return id;
-	if (GROW(tv->stacks, tv->cap_stacks, tv->nr_stacks + 1) ||
-	    GROW(tv->frames, tv->cap_frames, tv->nr_frames + nr))
+	if (NP_GROW(tv->stacks, tv->cap_stacks, tv->nr_stacks + 1) ||
+	    NP_GROW(tv->frames, tv->cap_frames, tv->nr_frames + nr))
 		return -ENOMEM;
 	memcpy(tv->frames + tv->nr_frames, ids, nr * sizeof(*ids));
 	tv->stacks[tv->nr_stacks] = (struct stack){
@@ -392,7 +374,7 @@ static struct bucket *bucket_get(struct topview *tv, uint32_t cpu, uint32_t pid,
 	id = hidx_find(&tv->bucket_idx, k.hash, tv, bucket_eq, &k, &ins);
 	if (id >= 0)
 		return &tv->buckets[id];
-	if (GROW(tv->buckets, tv->cap_buckets, tv->nr_buckets + 1))
+	if (NP_GROW(tv->buckets, tv->cap_buckets, tv->nr_buckets + 1))
 		return NULL;
 	tv->buckets[tv->nr_buckets] = k;
 	tv->bucket_idx.slot[ins] = (uint32_t)tv->nr_buckets + 1;
@@ -430,7 +412,7 @@ static int64_t row_get(struct topview *tv, uint32_t pid, uint32_t comm,
 	id = hidx_find(&tv->row_idx, k.hash, tv, row_eq, &k, &ins);
 	if (id >= 0)
 		return id;
-	if (GROW(tv->rows, tv->cap_rows, tv->nr_rows + 1))
+	if (NP_GROW(tv->rows, tv->cap_rows, tv->nr_rows + 1))
 		return -ENOMEM;
 	k.pub.kernel = (int)s->kernel;
 	k.pub.comm = tv->strs.str[comm];
@@ -469,7 +451,7 @@ static struct edge *edge_get(struct topview *tv, uint32_t caller, uint32_t calle
 	id = hidx_find(&tv->edge_idx, k.hash, tv, edge_eq, &k, &ins);
 	if (id >= 0)
 		return &tv->edges[id];
-	if (GROW(tv->edges, tv->cap_edges, tv->nr_edges + 1))
+	if (NP_GROW(tv->edges, tv->cap_edges, tv->nr_edges + 1))
 		return NULL;
 	tv->edges[tv->nr_edges] = k;
 	tv->edge_idx.slot[ins] = (uint32_t)tv->nr_edges + 1;
@@ -483,8 +465,8 @@ static struct edge *edge_get(struct topview *tv, uint32_t caller, uint32_t calle
 
 static int scratch_reserve(struct topview *tv, size_t n)
 {
-	if (GROW(tv->scratch, tv->cap_scratch, n) ||
-	    GROW(tv->scratch_rows, tv->cap_scratch_rows, n))
+	if (NP_GROW(tv->scratch, tv->cap_scratch, n) ||
+	    NP_GROW(tv->scratch_rows, tv->cap_scratch_rows, n))
 		return -ENOMEM;
 	return 0;
 }
@@ -822,7 +804,7 @@ size_t topview_sort(struct topview *tv, enum tv_sort key)
 	struct sort_ctx c = { tv, key };
 	size_t n = 0;
 
-	if (GROW(tv->view, tv->cap_view, tv->nr_rows)) {
+	if (NP_GROW(tv->view, tv->cap_view, tv->nr_rows)) {
 		tv->nr_view = 0;
 		return 0;
 	}
@@ -936,7 +918,7 @@ int topview_foreach_stack(struct topview *tv, tv_stack_fn fn, void *arg)
 		n = filtered_stack(tv, b);
 		if (!n)
 			continue;
-		if (GROW(tv->scratch_frames, tv->cap_scratch_frames, n))
+		if (NP_GROW(tv->scratch_frames, tv->cap_scratch_frames, n))
 			return -ENOMEM;
 		for (uint32_t j = 0; j < n; j++) {
 			const struct sym *s = &tv->syms[tv->scratch[j]];

@@ -11,8 +11,10 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "lockstore.h"
-#include "store_crc32c.h"
+#include "np_buf.h"
+#include "np_crc32c.h"
 #include "store_seg.h"
+#include "np_clock.h"
 
 #define LCK_MAGIC	"NMIPLCK\n"
 #define LCK_VERSION	1
@@ -30,40 +32,15 @@ struct lck_hdr {
 
 _Static_assert(sizeof(struct lck_hdr) == 32, "lockup header layout");
 
-struct wbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
+#define WPUT(b, v) np_put_bytes(b, &(v), sizeof(v))
 
-static int wput(struct wbuf *b, const void *p, size_t len)
-{
-	if (b->len + len > b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 1024;
-		uint8_t *n;
-
-		while (nc < b->len + len)
-			nc *= 2;
-		n = realloc(b->p, nc);
-		if (!n)
-			return -1;
-		b->p = n;
-		b->cap = nc;
-	}
-	memcpy(b->p + b->len, p, len);
-	b->len += len;
-	return 0;
-}
-
-#define WPUT(b, v) wput(b, &(v), sizeof(v))
-
-static int put_str(struct wbuf *b, const char *s)
+static void put_str(struct np_buf *b, const char *s)
 {
 	uint16_t len = s ? (uint16_t)strnlen(s, 4096) : 0xffff;
-	int ret = WPUT(b, len);
 
-	if (!ret && s)
-		ret = wput(b, s, len);
-	return ret;
+	WPUT(b, len);
+	if (s)
+		np_put_bytes(b, s, len);
 }
 
 int np_lockstore_write(const char *dir, const struct np_lockup *l,
@@ -72,34 +49,42 @@ int np_lockstore_write(const char *dir, const struct np_lockup *l,
 {
 	char ldir[4096], name[NP_LOCKUP_ID_LEN + 8], comm[NMIPROF_COMM_LEN] = { 0 };
 	uint32_t nr = l->nr_kframes, u32;
-	struct wbuf b = { 0 };
+	struct np_buf b = { 0 };
 	struct lck_hdr *h;
 	uint8_t *file = NULL;
 	size_t bound, clen;
-	int ret = -ENOMEM, bad = 0;
+	int ret = -ENOMEM;
 
 	if (!wall_ns)
-		wall_ns = np_store_now_ns();
+		wall_ns = np_real_ns();
 	snprintf(ldir, sizeof(ldir), "%s/lockups", dir);
 	if (mkdir(ldir, 0750) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", ldir, strerror(errno));
 		return -errno;
 	}
 	memcpy(comm, l->comm, sizeof(comm));
-	bad |= WPUT(&b, wall_ns) | WPUT(&b, l->time_ns) | WPUT(&b, l->stuck_ns);
-	bad |= WPUT(&b, l->cpu) | WPUT(&b, l->pid) | WPUT(&b, l->tid);
-	bad |= WPUT(&b, l->flags) | wput(&b, comm, sizeof(comm));
-	bad |= WPUT(&b, l->regs) | WPUT(&b, nr);
+	WPUT(&b, wall_ns);
+	WPUT(&b, l->time_ns);
+	WPUT(&b, l->stuck_ns);
+	WPUT(&b, l->cpu);
+	WPUT(&b, l->pid);
+	WPUT(&b, l->tid);
+	WPUT(&b, l->flags);
+	np_put_bytes(&b, comm, sizeof(comm));
+	WPUT(&b, l->regs);
+	WPUT(&b, nr);
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct np_sym *s = syms ? &syms[i] : NULL;
 		uint64_t off = s ? s->offset : l->kframes[i];
 		uint8_t k = 1;
 
-		bad |= WPUT(&b, l->kframes[i]) | WPUT(&b, off) | WPUT(&b, k);
-		bad |= put_str(&b, s && s->dso ? s->dso : "[kernel.kallsyms]");
-		bad |= put_str(&b, s ? s->name : NULL);
+		WPUT(&b, l->kframes[i]);
+		WPUT(&b, off);
+		WPUT(&b, k);
+		put_str(&b, s && s->dso ? s->dso : "[kernel.kallsyms]");
+		put_str(&b, s ? s->name : NULL);
 	}
-	if (bad)
+	if (b.oom)
 		goto out;
 	bound = ZSTD_compressBound(b.len);
 	file = malloc(sizeof(*h) + bound);

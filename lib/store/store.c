@@ -23,8 +23,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "lockstore.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 #include "store_seg.h"
+#include "np_clock.h"
 
 #define IDX_MAGIC	"NMIPIDX\n"
 #define IDX_VERSION	2	/* 1 had no epoch: such an index is rebuilt */
@@ -600,7 +601,7 @@ int np_store_prune(struct np_store *s, uint64_t now_ns)
 	int ret;
 
 	if (!now_ns)
-		now_ns = np_store_now_ns();
+		now_ns = np_real_ns();
 	ret = np_lockstore_scan(s->dir, &lv, &ln);
 	if (ret)
 		return ret;

@@ -155,7 +155,4 @@ uint64_t np_store_bytes(const struct np_store *s);
 const char *np_store_dir(const struct np_store *s);
 void np_store_close(struct np_store *s);
 
-/* Realtime clock in ns. */
-uint64_t np_store_now_ns(void);
-
 #endif /* NP_STORE_H */

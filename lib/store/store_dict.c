@@ -25,8 +25,9 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "store_codec.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 #include "store_seg.h"
+#include "np_grow.h"
 
 /* A dictionary file bigger than this is not read (the writer rolls the
  * epoch over long before). */
@@ -450,25 +451,6 @@ struct np_dict_rd {
 	uint32_t *path;		/* scratch for map_node */
 };
 
-static int grow(void **p, uint32_t *cap, uint64_t need, size_t size)
-{
-	uint64_t nc = *cap ? *cap : 256;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	if (nc > UINT32_MAX / 2 || nc * size > SIZE_MAX / 2)
-		return -ENOMEM;
-	n = realloc(*p, nc * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = (uint32_t)nc;
-	return 0;
-}
-
 struct np_dict_rd *np_dict_rd_new(const char *pdir)
 {
 	struct np_dict_rd *rd = calloc(1, sizeof(*rd));
@@ -595,10 +577,10 @@ static int rd_chunk(struct np_dict_rd *rd)
 	ns = rd->ns + h.nr_strings;
 	nf = rd->nf + h.nr_frames;
 	nn = rd->nn + h.nr_nodes;
-	if (grow((void **)&rd->str, &rd->cap_s, ns, sizeof(*rd->str)) ||
-	    grow((void **)&rd->fr, &rd->cap_f, nf, sizeof(*rd->fr)) ||
-	    grow((void **)&rd->nd, &rd->cap_n, (uint64_t)nn + 1, sizeof(*rd->nd)) ||
-	    grow((void **)&rd->mk, &rd->cap_mk, rd->nmk + 1ULL, sizeof(*rd->mk)))
+	if (np_grow((void **)&rd->str, &rd->cap_s, ns, sizeof(*rd->str)) ||
+	    np_grow((void **)&rd->fr, &rd->cap_f, nf, sizeof(*rd->fr)) ||
+	    np_grow((void **)&rd->nd, &rd->cap_n, (uint64_t)nn + 1, sizeof(*rd->nd)) ||
+	    np_grow((void **)&rd->mk, &rd->cap_mk, rd->nmk + 1ULL, sizeof(*rd->mk)))
 		return -ENOMEM;
 	raw = malloc(h.raw_size ? h.raw_size : 1);
 	if (!raw)

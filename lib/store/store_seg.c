@@ -13,12 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <zstd.h>
 #include "store_seg.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 #include "store_codec.h"
 
 /* ---- small helpers ------------------------------------------------ */
@@ -37,105 +36,10 @@ void np_store_warnf(np_warn_fn warn, void *arg, const char *fmt, ...)
 		fprintf(stderr, "nmiprof: %s\n", msg);
 }
 
-uint64_t np_store_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 void np_read_opts_init(struct np_read_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->pid = -1;
-}
-
-int np_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int np_read_file(const char *path, size_t max, void **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat sb;
-	size_t got = 0;
-	char *b;
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > max) {
-		ret = S_ISREG(sb.st_mode) ? -EFBIG : -EINVAL;
-		close(fd);
-		return ret;
-	}
-	b = malloc(sb.st_size ? sb.st_size : 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)sb.st_size) {
-		ssize_t n = read(fd, b + got, sb.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;	/* shrank under us: use what is there */
-		got += n;
-	}
-	close(fd);
-	*buf = b;
-	*len = got;
-	return 0;
-}
-
-int np_write_atomic(const char *dir, const char *name, const void *buf,
-		    size_t len)
-{
-	char tmp[4096], dst[4096];
-	int fd, dfd, ret;
-
-	if (snprintf(tmp, sizeof(tmp), "%s/.tmp-%s", dir, name) >= (int)sizeof(tmp) ||
-	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	ret = np_write_all(fd, buf, len);
-	/* Data must be on disk before the rename makes it visible, or a
-	 * crash could leave a finished name with missing contents. */
-	if (!ret && fdatasync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, dst))
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
-		return ret;
-	}
-	/* And the rename itself must survive a crash. */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	ret = fsync(dfd) ? -errno : 0;
-	close(dfd);
-	return ret;
 }
 
 /* ---- encoder ------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include "store.h"
+#include "np_fileio.h"
 
 #define NP_SEG_MAGIC	"NMIPSEG\n"	/* 8 bytes, no NUL on disk */
 /*
@@ -94,15 +95,6 @@ _Static_assert(sizeof(struct np_dict_hdr) == 72, "dictionary chunk layout");
 /* Format one line and pass it to warn (or stderr). */
 void np_store_warnf(np_warn_fn warn, void *arg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* Read a whole regular file (at most max bytes) into *buf. */
-int np_read_file(const char *path, size_t max, void **buf, size_t *len);
-/* write(2) all of buf, retrying short writes and EINTR. */
-int np_write_all(int fd, const void *buf, size_t len);
-/* Write path atomically: temp file in the same dir, fsync, rename, fsync
- * dir.  0 or -errno. */
-int np_write_atomic(const char *dir, const char *name, const void *buf,
-		    size_t len);
 
 /* ---- stack dictionaries (store_dict.c) ---------------------------- */
 

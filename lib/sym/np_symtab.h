@@ -9,14 +9,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
-
-/* Strings that live as long as the symbolizer: bump-allocated chunks. */
-struct np_arena {
-	struct np_arena_chunk *head;
-	size_t bytes;		/* held in chunks */
-};
-const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len);
-void np_arena_free(struct np_arena *a);
+#include "np_arena.h"
 
 /*
  * 24 bytes: the kernel alone has ~10^5 of them, held all the time.  The

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "np_symtab.h"
+#include "np_clock.h"
 
 #define RECHECK_NS	1000000000ull
 
@@ -22,13 +23,11 @@ void np_perfmap_recheck(struct np_perfmap *m)
 int np_perfmap_refresh(struct np_perfmap *m, struct np_arena *a, uint32_t pid)
 {
 	char path[64], line[4096];
-	struct timespec ts;
 	struct stat st;
 	uint64_t now;
 	FILE *f;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	now = np_clock_ns(CLOCK_MONOTONIC_COARSE);
 	if (now < m->next_check_ns)
 		return m->syms.nr ? 0 : -1;
 	m->next_check_ns = now + RECHECK_NS;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "np_symbols.h"
 #include "np_symtab.h"
+#include "np_clock.h"
 
 /*
  * An exited process's maps are kept this long after its EXIT.  Its
@@ -56,14 +57,6 @@ static uint64_t modules_hash(void)
 	return h;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * A kernel address we cannot resolve may be in a module loaded after we
  * read /proc/kallsyms (a long-running daemon sees many).  Look at
@@ -74,7 +67,7 @@ static uint64_t mono_ns(void)
 static int ksyms_refresh(struct np_symbolizer *s)
 {
 	struct np_symtab fresh = { 0 };
-	uint64_t now = mono_ns(), h;
+	uint64_t now = np_mono_ns(), h;
 	char warning[sizeof(s->kwarning)] = "";
 
 	if (now - s->mods_checked_ns < 1000000000ULL)

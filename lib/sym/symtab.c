@@ -1,63 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Symbol tables for the symbolizer: a sorted array searched by address,
- * and the arena their names live in.
+ * Symbol tables for the symbolizer: a sorted array searched by address.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "np_symtab.h"
-
-/*
- * Chunks double from ARENA_MIN_CHUNK up to ARENA_CHUNK: every ELF object
- * has an arena of its own, and most hold a few hundred names.
- */
-#define ARENA_MIN_CHUNK	(4 * 1024)
-#define ARENA_CHUNK	(256 * 1024)
-
-struct np_arena_chunk {
-	struct np_arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
-const char *np_arena_strdup(struct np_arena *a, const char *s, size_t len)
-{
-	struct np_arena_chunk *c = a->head;
-	char *p;
-
-	if (!c || c->size - c->used < len + 1) {
-		size_t size = a->bytes < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK :
-			      a->bytes < ARENA_CHUNK ? a->bytes : ARENA_CHUNK;
-
-		if (size < len + 1)
-			size = len + 1;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->used = 0;
-		c->size = size;
-		c->next = a->head;
-		a->head = c;
-		a->bytes += sizeof(*c) + size;
-	}
-	p = c->data + c->used;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	c->used += len + 1;
-	return p;
-}
-
-void np_arena_free(struct np_arena *a)
-{
-	while (a->head) {
-		struct np_arena_chunk *c = a->head;
-
-		a->head = c->next;
-		free(c);
-	}
-	a->bytes = 0;
-}
 
 /* A symbol while its table is being built. */
 struct np_symbuild {

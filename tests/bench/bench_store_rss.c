@@ -37,6 +37,7 @@
 #include "agg.h"
 #include "np_ctl.h"
 #include "store.h"
+#include "np_clock.h"
 
 static long status_kb(const char *key)
 {
@@ -406,7 +407,7 @@ static int inprocess_bench(int argc, char **argv)
 {
 	uint32_t nstacks = argc > 1 ? (uint32_t)atoi(argv[1]) : 100000;
 	uint32_t nslices = argc > 2 ? (uint32_t)atoi(argv[2]) : 6;
-	uint64_t t0 = np_store_now_ns();
+	uint64_t t0 = np_real_ns();
 	long base_kb = status_kb("VmRSS:");
 	struct np_store_opts so;
 	struct np_agg_opts ao;

@@ -28,6 +28,7 @@
 #include "symcache.h"
 
 #include "../unit/check.h"
+#include "np_clock.h"
 
 #define NSAMPLES 1000
 
@@ -62,20 +63,20 @@ static int command(struct nmiprofd *d, const char *req, struct np_ctl_line *body
 		   char *first_word, size_t fwlen)
 {
 	static struct np_ctl_line l;
-	struct np_ctl_buf b;
+	struct np_buf b;
 	char err[128];
 	char *nl;
 	int rc = -1;
 
 	if (np_ctl_line_parse(&l, req, strlen(req), err, sizeof(err)))
 		return -1;
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	npd_command(&l, &b, d);
-	if (b.oom || !b.data)
+	if (b.oom || !np_buf_str(&b))
 		goto out;
 	/* Header: "NMIPROF/1 OK n" or "NMIPROF/1 ERR msg=..." */
-	nl = strchr(b.data, '\n');
-	if (!nl || np_ctl_line_parse(&l, b.data, (size_t)(nl - b.data) + 1,
+	nl = strchr(np_buf_str(&b), '\n');
+	if (!nl || np_ctl_line_parse(&l, np_buf_str(&b), (size_t)(nl - np_buf_str(&b)) + 1,
 				     err, sizeof(err)) || l.nwords < 2)
 		goto out;
 	snprintf(first_word, fwlen, "%s", l.words[1]);
@@ -87,7 +88,7 @@ static int command(struct nmiprofd *d, const char *req, struct np_ctl_line *body
 					     err, sizeof(err)) : -1;
 	}
 out:
-	np_ctl_buf_free(&b);
+	np_buf_free(&b);
 	return rc;
 }
 
@@ -112,7 +113,7 @@ int main(void)
 	npd_config_defaults(&d.cfg);
 	snprintf(d.cfg.store_dir, sizeof(d.cfg.store_dir), "%s/store", tmp);
 	snprintf(sock, sizeof(sock), "%s/run/ctl.sock", tmp);
-	d.start_mono_ns = npd_mono_ns();
+	d.start_mono_ns = np_mono_ns();
 	d.sym = np_symbolizer_new(err, sizeof(err));
 	if (!d.sym) {
 		fprintf(stderr, "symbolizer: %s\n", err);
@@ -133,7 +134,7 @@ int main(void)
 	/* A lockup: on disk at once, before any slice is written. */
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_LOCKUP;
-	ev.lockup.time_ns = npd_mono_ns();
+	ev.lockup.time_ns = np_mono_ns();
 	ev.lockup.stuck_ns = 12ULL * 1000000000ULL;
 	ev.lockup.cpu = 1;
 	strcpy(ev.lockup.comm, "swapper/1");
@@ -187,7 +188,7 @@ int main(void)
 	for (int i = 0; i < NSAMPLES; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.type = NP_EV_SAMPLE;
-		ev.sample.time_ns = npd_mono_ns();
+		ev.sample.time_ns = np_mono_ns();
 		ev.sample.ip = uframes[0];
 		ev.sample.cpu = (uint32_t)(i & 1);
 		ev.sample.pid = ev.sample.tid = (uint32_t)getpid();
@@ -226,7 +227,7 @@ int main(void)
 		np_ctl_top_query_init(&q);
 		strcpy(q.comm, "npd_test");
 		q.cpu = 1;
-		CHECK(npd_live_top(d.live, npd_mono_ns() / 1000000000ULL, &q, &t) == 0);
+		CHECK(npd_live_top(d.live, np_mono_ns() / 1000000000ULL, &q, &t) == 0);
 		CHECK(t.matched == NSAMPLES / 2 && t.nr == 1);
 		CHECK(t.nr && t.e[0].sym && !strcmp(t.e[0].sym, "test_npd_marker"));
 		np_ctl_top_free(&t);
@@ -241,7 +242,7 @@ int main(void)
 	      !strcmp(word, "ERR"));
 
 	/* The partial slice, flushed as on SIGTERM. */
-	CHECK(npd_slices_flush(d.slices, np_store_now_ns()) == 0);
+	CHECK(npd_slices_flush(d.slices, np_real_ns()) == 0);
 	CHECK(npd_slices_written(d.slices) == 1);
 	a = np_agg_new(NULL);
 	np_read_opts_init(&ro);

@@ -399,20 +399,20 @@ static int roundtrip(const struct np_ctl_stacks *t, const char *raw,
 {
 	struct np_ctl_stacks_query q;
 	struct np_ctl_client *c;
-	struct np_ctl_buf b;
+	struct np_buf b;
 	int sv[2], ret;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		exit(1);
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	if (raw)
 		np_ctl_put_word(&b, raw);
 	else
 		np_ctl_format_stacks_reply(&b, t);
 	/* the reply waits in the socket before the request is even sent */
-	if (b.oom || write(sv[1], b.data, b.len) != (ssize_t)b.len)
+	if (b.oom || write(sv[1], np_buf_str(&b), b.len) != (ssize_t)b.len)
 		exit(1);
-	np_ctl_buf_free(&b);
+	np_buf_free(&b);
 	c = np_ctl_client_from_fd(sv[0]);
 	np_ctl_stacks_query_init(&q);
 	ret = np_ctl_stacks(c, &q, out, err, errlen);

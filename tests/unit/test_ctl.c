@@ -27,10 +27,10 @@ static int parse(const char *s, char *err, size_t errlen)
 static void test_escape_roundtrip(void)
 {
 	static const char nasty[] = "a b=c%d\te\x01\x7f\xc3\xa9/[k]";
-	struct np_ctl_buf b;
+	struct np_buf b;
 	char err[128];
 
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	np_ctl_put_word(&b, NP_CTL_PROTO);
 	np_ctl_put_word(&b, "x");
 	np_ctl_put_str(&b, "v", nasty);
@@ -39,9 +39,9 @@ static void test_escape_roundtrip(void)
 	np_ctl_end_line(&b);
 	CHECK(!b.oom);
 	/* The encoded line has exactly one newline, at its end. */
-	CHECK(strchr(b.data, '\n') == b.data + b.len - 1);
-	CHECK(!strchr(b.data, '\t'));
-	CHECK(parse(b.data, err, sizeof(err)) == 0);
+	CHECK(strchr(np_buf_str(&b), '\n') == np_buf_str(&b) + b.len - 1);
+	CHECK(!strchr(np_buf_str(&b), '\t'));
+	CHECK(parse(np_buf_str(&b), err, sizeof(err)) == 0);
 	CHECK(line.nwords == 2 && !strcmp(line.words[1], "x"));
 	CHECK(np_ctl_get(&line, "v") && !strcmp(np_ctl_get(&line, "v"), nasty));
 	CHECK(np_ctl_get(&line, "empty") && !*np_ctl_get(&line, "empty"));
@@ -52,7 +52,7 @@ static void test_escape_roundtrip(void)
 
 	CHECK(np_ctl_get_u64(&line, "neg", &u) == -2);
 	CHECK(np_ctl_get_u64(&line, "absent", &u) == -1);
-	np_ctl_buf_free(&b);
+	np_buf_free(&b);
 }
 
 static void test_malformed_lines(void)
@@ -79,13 +79,13 @@ static void test_malformed_lines(void)
 	CHECK(np_ctl_line_parse(&line, big, NP_CTL_MAX_LINE - 1, err, sizeof(err)) == 0);
 	/* Too many fields. */
 	{
-		struct np_ctl_buf b;
+		struct np_buf b;
 
-		np_ctl_buf_init(&b);
+		np_buf_init(&b);
 		for (i = 0; i < NP_CTL_MAX_FIELDS + 1; i++)
 			np_ctl_put_u64(&b, "k", i);
-		CHECK(np_ctl_line_parse(&line, b.data, b.len, err, sizeof(err)) == -1);
-		np_ctl_buf_free(&b);
+		CHECK(np_ctl_line_parse(&line, np_buf_str(&b), b.len, err, sizeof(err)) == -1);
+		np_buf_free(&b);
 	}
 	/* A trailing CR (socat/telnet) and repeated spaces are fine. */
 	CHECK(parse("NMIPROF/1  status \r\n", err, sizeof(err)) == 0);
@@ -96,7 +96,7 @@ static void test_malformed_lines(void)
 static void test_top_request(void)
 {
 	struct np_ctl_top_query q, r;
-	struct np_ctl_buf b;
+	struct np_buf b;
 	char err[128];
 
 	np_ctl_top_query_init(&q);
@@ -106,13 +106,13 @@ static void test_top_request(void)
 	q.cpu = 1;
 	strcpy(q.comm, "my prog");
 	q.sort = NP_CTL_SORT_COMM;
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	np_ctl_format_top_request(&b, &q);
-	CHECK(parse(b.data, err, sizeof(err)) == 0);
+	CHECK(parse(np_buf_str(&b), err, sizeof(err)) == 0);
 	CHECK(np_ctl_parse_top_request(&line, &r, err, sizeof(err)) == 0);
 	CHECK(r.n == 7 && r.secs == 30 && r.pid == 1234 && r.cpu == 1);
 	CHECK(!strcmp(r.comm, "my prog") && r.sort == NP_CTL_SORT_COMM);
-	np_ctl_buf_free(&b);
+	np_buf_free(&b);
 
 	/* Defaults. */
 	CHECK(parse("NMIPROF/1 top", err, sizeof(err)) == 0);
@@ -229,15 +229,15 @@ static void peer_good(int fd)
 				.lost = 2, .nr = 3, .e = e };
 	struct np_ctl_status st;
 	struct np_ctl_top_query q;
-	struct np_ctl_buf b;
+	struct np_buf b;
 	char err[128];
 
-	np_ctl_buf_init(&b);
+	np_buf_init(&b);
 	if (peer_read(fd) || line.nwords < 2 || strcmp(line.words[1], "status"))
 		_exit(2);
 	fill_status(&st);
 	np_ctl_format_status_reply(&b, &st);
-	peer_write(fd, b.data, b.len);
+	peer_write(fd, np_buf_str(&b), b.len);
 	b.len = 0;
 	if (peer_read(fd) || line.nwords < 2 || strcmp(line.words[1], "top") ||
 	    np_ctl_parse_top_request(&line, &q, err, sizeof(err)) ||
@@ -245,16 +245,16 @@ static void peer_good(int fd)
 		_exit(3);
 	np_ctl_format_top_reply(&b, &t);
 	/* Send it in two pieces: the client must reassemble lines. */
-	peer_write(fd, b.data, b.len / 2);
+	peer_write(fd, np_buf_str(&b), b.len / 2);
 	usleep(20000);
-	peer_write(fd, b.data + b.len / 2, b.len - b.len / 2);
+	peer_write(fd, np_buf_str(&b) + b.len / 2, b.len - b.len / 2);
 	b.len = 0;
 	/* Then an error for the third request. */
 	if (peer_read(fd))
 		_exit(4);
 	np_ctl_put_error(&b, "unknown command '%s'", "bogus");
-	peer_write(fd, b.data, b.len);
-	np_ctl_buf_free(&b);
+	peer_write(fd, np_buf_str(&b), b.len);
+	np_buf_free(&b);
 	/* Wait for the client to hang up. */
 	char c;
 

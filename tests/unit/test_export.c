@@ -13,12 +13,12 @@
 
 #include "check.h"
 
-static int bytes_are(const struct np_pb *b, const char *hex)
+static int bytes_are(const struct np_buf *b, const char *hex)
 {
 	char buf[256] = "";
 
 	for (size_t i = 0; i < b->len && i < 100; i++)
-		sprintf(buf + strlen(buf), "%02x", b->data[i]);
+		sprintf(buf + strlen(buf), "%02x", b->p[i]);
 	if (strcmp(buf, hex))
 		fprintf(stderr, "  got %s want %s\n", buf, hex);
 	return !strcmp(buf, hex);
@@ -26,35 +26,35 @@ static int bytes_are(const struct np_pb *b, const char *hex)
 
 static void test_pb(void)
 {
-	struct np_pb b;
+	struct np_buf b;
 	uint64_t v[3] = { 1, 300, 0 };
 
-	np_pb_init(&b);
-	np_pb_varint(&b, 0);
+	np_buf_init(&b);
+	np_put_var(&b, 0);
 	CHECK(bytes_are(&b, "00"));
-	np_pb_reset(&b);
-	np_pb_varint(&b, 127);
-	np_pb_varint(&b, 128);
-	np_pb_varint(&b, 300);
+	np_buf_reset(&b);
+	np_put_var(&b, 127);
+	np_put_var(&b, 128);
+	np_put_var(&b, 300);
 	CHECK(bytes_are(&b, "7f8001ac02"));
-	np_pb_reset(&b);
-	np_pb_varint(&b, UINT64_MAX);
+	np_buf_reset(&b);
+	np_put_var(&b, UINT64_MAX);
 	CHECK(bytes_are(&b, "ffffffffffffffffff01"));
-	np_pb_reset(&b);
+	np_buf_reset(&b);
 	np_pb_uint(&b, 1, 150);		/* the protobuf docs' example */
 	CHECK(bytes_are(&b, "089601"));
-	np_pb_reset(&b);
+	np_buf_reset(&b);
 	np_pb_str(&b, 2, "testing");
 	CHECK(bytes_are(&b, "120774657374696e67"));
-	np_pb_reset(&b);
+	np_buf_reset(&b);
 	np_pb_packed(&b, 4, v, 3);
 	CHECK(bytes_are(&b, "220401ac0200"));
-	np_pb_reset(&b);
+	np_buf_reset(&b);
 	np_pb_packed(&b, 4, v, 0);	/* empty packed field: omitted */
 	CHECK(b.len == 0);
 	np_pb_uint(&b, 20, 1);		/* two-byte tag */
 	CHECK(bytes_are(&b, "a00101"));
-	np_pb_free(&b);
+	np_buf_free(&b);
 }
 
 static const struct np_frame A = { "/bin/app", "a", 0 };

@@ -16,8 +16,9 @@
 #include <sys/wait.h>
 #include "test_store_util.h"
 #include "lockstore.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 #include "store_seg.h"
+#include "np_clock.h"
 
 #define SEC 1000000000ULL
 /* a fixed realtime origin for the synthetic slices: 2026-01-01 */
@@ -433,7 +434,7 @@ static void test_retention(void)
 	const char *dir = tdir("retain");
 	struct warns w = { 0 };
 	struct np_store *s;
-	uint64_t now = np_store_now_ns(), seg_size, budget, dsize;
+	uint64_t now = np_real_ns(), seg_size, budget, dsize;
 
 	/* size: learn one segment's and one fresh dictionary's size, then
 	 * allow the dictionary and ~3.5 segments */

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 #include "test_store_util.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 #include "store_seg.h"
 
 static uint64_t seed = 42;

@@ -2,7 +2,7 @@
 /* CRC-32C, reflected polynomial 0x82f63b78, slicing-by-8. */
 #include <pthread.h>
 #include <string.h>
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 
 static uint32_t crc_tab[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;

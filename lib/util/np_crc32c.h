@@ -5,8 +5,8 @@
  * the plain slicing-by-8 software version: ~1-2 GB/s, far more than the
  * store ever writes.
  */
-#ifndef NP_STORE_CRC32C_H
-#define NP_STORE_CRC32C_H
+#ifndef NP_CRC32C_H
+#define NP_CRC32C_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,4 +14,4 @@
 /* crc starts at 0; pass the previous result to continue a running CRC. */
 uint32_t np_crc32c(uint32_t crc, const void *buf, size_t len);
 
-#endif /* NP_STORE_CRC32C_H */
+#endif /* NP_CRC32C_H */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Hashing and a small open-addressing id index, shared by the stack
- * table, the aggregator and the segment codec.  Internal to lib/.
+ * The one hash function (wyhash's multiply-fold) and the one
+ * open-addressing index every table in lib/, daemon/ and cli/ uses.
  */
-#ifndef NP_STORE_HASH_H
-#define NP_STORE_HASH_H
+#ifndef NP_HASH_H
+#define NP_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +48,17 @@ static inline uint64_t np_hash_bytes(const void *p, size_t len, uint64_t seed)
 		h = np_mum(w ^ NP_HK3, h ^ NP_HK1);
 	}
 	return np_mum(h, NP_HK3 ^ NP_HK0);
+}
+
+static inline uint64_t np_hash_str(const char *s)
+{
+	return np_hash_bytes(s, strlen(s), 0);
+}
+
+/* Chain one more 64-bit word into a running hash h. */
+static inline uint64_t np_hash_add(uint64_t h, uint64_t x)
+{
+	return np_mum(x ^ NP_HK0, h ^ NP_HK1);
 }
 
 /*
@@ -102,7 +113,4 @@ static inline size_t np_idx_mem(const struct np_idx *x)
 	return x->slot ? ((size_t)x->mask + 1) * sizeof(*x->slot) : 0;
 }
 
-/* Grow-by-doubling array helper: returns 0 or -1 on ENOMEM. */
-int np_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
-
-#endif /* NP_STORE_HASH_H */
+#endif /* NP_HASH_H */

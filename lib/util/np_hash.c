@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdlib.h>
-#include "store_hash.h"
+#include "np_hash.h"
 
 static void idx_put(uint64_t *slot, uint32_t mask, uint64_t v)
 {
@@ -50,23 +50,3 @@ void np_idx_free(struct np_idx *x)
 	x->used = 0;
 }
 
-int np_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t nc;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 16;
-	while (nc < need) {
-		if (nc > UINT32_MAX / 2)
-			return -1;
-		nc *= 2;
-	}
-	n = realloc(*arr, (size_t)nc * elem);
-	if (!n)
-		return -1;
-	*arr = n;
-	*cap = nc;
-	return 0;
-}
