@@ -81,6 +81,8 @@ struct cli_frames {
 };
 int cli_frames_reserve(struct cli_frames *cf, size_t n);
 void cli_frame_from_sym(struct cli_frames *cf, size_t i, const struct np_sym *s);
+/* topview_add(), a sample without frames counted as one unknown frame. */
+int cli_topview_add(struct topview *tv, struct tv_sample *ts);
 void cli_frames_free(struct cli_frames *cf);
 
 /* Where report/export/lockups read profiles from. */

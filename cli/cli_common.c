@@ -217,6 +217,18 @@ static void load_warn(void *arg, const char *msg)
 		cli_error(c->cmd, "warning: %s", msg);
 }
 
+int cli_topview_add(struct topview *tv, struct tv_sample *ts)
+{
+	/* Never drop a sample: an empty stack is one unknown frame. */
+	static const struct np_frame unk = { "[unknown]", "[unknown]", 0 };
+
+	if (!ts->nr_frames) {
+		ts->frames = &unk;
+		ts->nr_frames = 1;
+	}
+	return topview_add(tv, ts);
+}
+
 static int load_sample(const struct np_prof_sample *s, void *arg)
 {
 	struct load_ctx *c = arg;
@@ -233,14 +245,7 @@ static int load_sample(const struct np_prof_sample *s, void *arg)
 		.frames = c->cf.f, .nr_frames = s->nr_frames,
 		.weight = (double)s->count,
 	};
-	if (!s->nr_frames) {
-		/* Never drop a sample: an empty stack is one unknown frame. */
-		static const struct np_frame unk = { "[unknown]", "[unknown]", 0 };
-
-		ts.frames = &unk;
-		ts.nr_frames = 1;
-	}
-	if (topview_add(c->tv, &ts)) {
+	if (cli_topview_add(c->tv, &ts)) {
 		c->oom = 1;
 		return -ENOMEM;
 	}

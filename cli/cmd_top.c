@@ -26,11 +26,14 @@
 #include "np_ctl.h"
 #include "np_symbols.h"
 #include "np_clock.h"
+#include "resolve.h"
 
 #define TOP_DECAY	(7.0 / 8.0)	/* per refresh, as perf top */
 #define TOP_POLL_MS	50		/* key latency while sampling */
 #define TOP_GRAPH_MAX	8		/* callers / callees shown per side */
 #define TOP_STDIO_ROWS	25
+#define TOP_MAX_DEPTH	(2 * NMIPROF_MAX_FRAMES + 1)	/* all a resolved sample has */
+#define TOP_STACKTAB_CAP	(64U << 20)	/* bytes of stack table kept */
 
 void usage_top(FILE *out)
 {
@@ -91,6 +94,7 @@ enum prompt_kind { PROMPT_NONE, PROMPT_CPU, PROMPT_PID, PROMPT_COMM, PROMPT_SEAR
 struct top {
 	struct np_backend *b;
 	struct np_symbolizer *syms;
+	struct np_stacktab *st;		/* the samples' stacks (resolve.h) */
 	struct topview *tv;
 	struct cli_frames cf;
 	struct tv_filter filter;
@@ -120,49 +124,46 @@ struct top {
 
 /* ---- sampling ------------------------------------------------------ */
 
+/* np_frame_fn of top: symbolized now, interned in top's own table. */
+struct top_frame_ctx {
+	struct top *t;
+	uint32_t pid;
+};
+
+static uint32_t top_frame(void *arg, uint64_t addr, int kernel)
+{
+	struct top_frame_ctx *c = arg;
+	struct np_sym sym;
+
+	np_symbolize(c->t->syms, c->pid, addr, kernel, &sym);
+	sym.kernel = kernel;
+	return np_stacktab_frame(c->t->st, &sym);
+}
+
 static int add_sample(struct top *t, const struct np_sample *s)
 {
-	size_t n = (size_t)s->nr_kframes + s->nr_uframes, i = 0;
-	unsigned int nu = s->nr_uframes;
-	struct np_sym sym;
+	struct top_frame_ctx ctx = { .t = t, .pid = s->pid };
+	const struct np_sym *fr[TOP_MAX_DEPTH];
 	struct tv_sample ts;
+	uint32_t node;
+	unsigned int n;
 
+	/* Its strings are copied by topview: drop the table when it is big. */
+	if (np_stacktab_mem(t->st) > TOP_STACKTAB_CAP)
+		np_stacktab_clear(t->st);
+	node = np_resolve_stack(t->st, s, top_frame, &ctx);
+	if (node == NP_ID_NONE)
+		return -ENOMEM;
+	n = np_stacktab_walk(t->st, node, fr, TOP_MAX_DEPTH);
 	if (cli_frames_reserve(&t->cf, n ? n : 1))
 		return -ENOMEM;
-	for (unsigned k = 0; k < s->nr_kframes; k++, i++) {
-		np_symbolize(t->syms, s->pid, s->kframes[k], 1, &sym);
-		cli_frame_from_sym(&t->cf, i, &sym);
-	}
-	/* As the store keeps them: an outermost unmapped run is one frame. */
-	while (nu > 1) {
-		np_symbolize(t->syms, s->pid, s->uframes[nu - 1], 0, &sym);
-		if (!np_sym_unmapped(&sym))
-			break;
-		nu--;
-	}
-	for (unsigned u = 0; u < nu; u++, i++) {
-		np_symbolize(t->syms, s->pid, s->uframes[u], 0, &sym);
-		cli_frame_from_sym(&t->cf, i, &sym);
-	}
-	if (nu < s->nr_uframes) {
-		sym = (struct np_sym){ .dso = NP_DSO_UNMAPPED,
-				       .name = NP_SYM_UNMAPPED_RUN };
-		cli_frame_from_sym(&t->cf, i++, &sym);
-	}
-	n = i;
-	if (!n) {
-		/* No stack at all: the interrupted ip alone. */
-		int kernel = !(s->flags & NMIPROF_RF_USER_MODE);
-
-		np_symbolize(t->syms, s->pid, s->ip, kernel, &sym);
-		cli_frame_from_sym(&t->cf, 0, &sym);
-		n = 1;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		cli_frame_from_sym(&t->cf, i, fr[i]);
 	ts = (struct tv_sample){
 		.cpu = s->cpu, .pid = s->pid, .comm = s->comm,
-		.frames = t->cf.f, .nr_frames = (unsigned)n, .weight = 1,
+		.frames = t->cf.f, .nr_frames = n, .weight = 1,
 	};
-	return topview_add(t->tv, &ts);
+	return cli_topview_add(t->tv, &ts);
 }
 
 static int on_event(const struct np_event *ev, void *arg)
@@ -855,8 +856,9 @@ int cmd_top(int argc, char **argv)
 		return top_with_daemon(&t, sock, stdio, once);
 
 	t.tv = topview_new();
+	t.st = np_stacktab_new();
 	t.syms = np_symbolizer_new(err, sizeof(err));
-	if (!t.tv || !t.syms) {
+	if (!t.tv || !t.st || !t.syms) {
 		cli_error("top", "%s", t.syms ? "out of memory" : err);
 		ret = EXIT_FAILURE_RT;
 		goto out;
@@ -887,6 +889,7 @@ out:
 	cli_frames_free(&t.cf);
 	if (t.syms)
 		np_symbolizer_free(t.syms);
+	np_stacktab_free(t.st);
 	topview_free(t.tv);
 	return ret;
 }

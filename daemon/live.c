@@ -43,6 +43,7 @@
 
 #include "live.h"
 #include "stacktab.h"
+#include "resolve.h"
 
 /*
  * Tables and stack table, not counting the fixed caches (~500 KiB).
@@ -53,9 +54,10 @@
 /* Past this many distinct keys in one second, new keys are only counted. */
 #define NPD_LIVE_MAX_KEYS	(1U << 16)
 #define NPD_LIVE_MIN_CAP	64U
-#define NPD_LIVE_MAX_DEPTH	256	/* frames kept of a sample, innermost */
+#define NPD_LIVE_MAX_DEPTH	256	/* frames of a stack: all a sample has */
+_Static_assert(2 * NMIPROF_MAX_FRAMES + 1 <= NPD_LIVE_MAX_DEPTH,
+	       "a resolved sample fits the live view's stacks");
 #define NPD_LIVE_CACHE_BITS	12	/* 4096 entries, 96 KiB */
-#define NPD_LIVE_PIDGEN_BITS	10	/* 1024 pid buckets, 4 KiB */
 #define NPD_LIVE_SCACHE_BITS	14	/* 16384 stacks, 384 KiB */
 #define NPD_KERNEL_PID		UINT32_MAX	/* kernel addresses: any pid */
 
@@ -99,8 +101,7 @@ struct npd_live {
 	void *symbolize_arg;
 	struct npd_live_cached *cache;
 	struct npd_live_scached *scache;
-	uint32_t pidgen[1U << NPD_LIVE_PIDGEN_BITS];
-	uint32_t stk[NPD_LIVE_MAX_DEPTH];	/* scratch: frame ids */
+	struct np_pidgen pidgen;
 };
 
 struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
@@ -175,13 +176,8 @@ size_t npd_live_mem(const struct npd_live *l)
 static uint32_t npd_live_hash(uint32_t stack, uint32_t pid, uint32_t cpu,
 			      uint32_t comm)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-
-	h = (h ^ stack) * 0x100000001b3ULL;
-	h = (h ^ pid) * 0x100000001b3ULL;
-	h = (h ^ cpu) * 0x100000001b3ULL;
-	h = (h ^ comm) * 0x100000001b3ULL;
-	return (uint32_t)(h ^ (h >> 29));
+	return (uint32_t)(np_hash_add(np_hash_u64((uint64_t)stack << 32 | pid),
+				      (uint64_t)cpu << 32 | comm) >> 32);
 }
 
 static void npd_live_drop(struct npd_live *l, struct npd_live_slot *s)
@@ -289,14 +285,9 @@ static int npd_live_grow(struct npd_live *l, struct npd_live_slot *s)
 	return 0;
 }
 
-static uint32_t *npd_live_pidgen(struct npd_live *l, uint32_t pid)
-{
-	return &l->pidgen[(pid * 0x9e3779b9U) >> (32 - NPD_LIVE_PIDGEN_BITS)];
-}
-
 void npd_live_invalidate(struct npd_live *l, uint32_t pid)
 {
-	(*npd_live_pidgen(l, pid))++;
+	np_pidgen_bump(&l->pidgen, pid);
 }
 
 /* The interned frame (function) of (pid, ip), NP_ID_NONE on ENOMEM. */
@@ -305,8 +296,8 @@ static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
 {
 	uint32_t key_pid = kernel ? NPD_KERNEL_PID : pid;
 	/* Kernel text does not move under a running daemon. */
-	uint32_t gen = kernel ? 0 : *npd_live_pidgen(l, pid);
-	uint64_t h = (ip ^ ((uint64_t)key_pid << 32)) * 0x9e3779b97f4a7c15ULL;
+	uint32_t gen = kernel ? 0 : np_pidgen_get(&l->pidgen, pid);
+	uint64_t h = np_hash_add(np_hash_u64(ip), key_pid);
 	struct npd_live_cached *c = &l->cache[h >> (64 - NPD_LIVE_CACHE_BITS)];
 	struct np_sym f;
 
@@ -329,54 +320,42 @@ static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
 /* Hash of a sample's raw stack (pid, ip and every address). */
 static uint64_t npd_live_stack_hash(const struct np_sample *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ s->pid;
+	uint64_t h = np_hash_add(np_hash_u64(s->pid), s->ip);
 
-	h = (h ^ s->ip ^ ((uint64_t)s->nr_kframes << 48) ^
-	     ((uint64_t)s->nr_uframes << 32)) * 0x9e3779b97f4a7c15ULL;
+	h = np_hash_add(h, (uint64_t)s->nr_kframes << 32 | s->nr_uframes);
 	for (unsigned int i = 0; i < s->nr_kframes; i++)
-		h = (h ^ s->kframes[i]) * 0x9e3779b97f4a7c15ULL;
+		h = np_hash_add(h, s->kframes[i]);
 	for (unsigned int i = 0; i < s->nr_uframes; i++)
-		h = (h ^ s->uframes[i]) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 31);
+		h = np_hash_add(h, s->uframes[i]);
+	return h;
 }
 
-/*
- * The stack id of s: its kernel frames then its user frames (innermost
- * first, as perf), or the interrupted ip alone when it has no stack; at
- * most NPD_LIVE_MAX_DEPTH frames, the outermost dropped.  NP_ID_NONE on
- * ENOMEM.
- */
+struct npd_live_frame_ctx {
+	struct npd_live *l;
+	uint32_t pid;
+};
+
+static uint32_t npd_live_frame_fn(void *arg, uint64_t ip, int kernel)
+{
+	struct npd_live_frame_ctx *c = arg;
+
+	return npd_live_frame(c->l, c->pid, ip, kernel);
+}
+
+/* The stack id of s (resolve.h); NP_ID_NONE on ENOMEM. */
 static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
 {
 	uint64_t h = npd_live_stack_hash(s);
-	uint32_t gen = *npd_live_pidgen(l, s->pid);
+	uint32_t gen = np_pidgen_get(&l->pidgen, s->pid);
 	struct npd_live_scached *c = &l->scache[h >> (64 - NPD_LIVE_SCACHE_BITS)];
-	unsigned int n = 0, nk;
-	uint32_t node = NP_STACK_EMPTY;
+	struct npd_live_frame_ctx ctx = { .l = l, .pid = s->pid };
+	uint32_t node;
 
 	/* A 64-bit hash collision within one pid is accepted as impossible. */
 	if (c->stack != NP_STACK_EMPTY && c->hash == h && c->pid == s->pid &&
 	    c->gen == gen)
 		return c->stack;
-	for (unsigned int i = 0; i < s->nr_kframes && n < NPD_LIVE_MAX_DEPTH; i++)
-		l->stk[n++] = npd_live_frame(l, s->pid, s->kframes[i], 1);
-	nk = n;
-	for (unsigned int i = 0; i < s->nr_uframes && n < NPD_LIVE_MAX_DEPTH; i++)
-		l->stk[n++] = npd_live_frame(l, s->pid, s->uframes[i], 0);
-	/* As the store keeps them: an outermost unmapped run is one frame. */
-	if (n - nk > 1 && np_stacktab_frame_unmapped(l->frames, l->stk[n - 1])) {
-		while (n - nk > 1 &&
-		       np_stacktab_frame_unmapped(l->frames, l->stk[n - 1]))
-			n--;
-		l->stk[n++] = np_stacktab_unmapped_run(l->frames);
-	}
-	if (!n)
-		l->stk[n++] = npd_live_frame(l, s->pid, s->ip,
-					     !(s->flags & NMIPROF_RF_USER_MODE));
-	/* The trie is walked from the outermost frame. */
-	while (n-- && node != NP_ID_NONE)
-		node = l->stk[n] == NP_ID_NONE ? NP_ID_NONE :
-		       np_stacktab_child(l->frames, node, l->stk[n]);
+	node = np_resolve_stack(l->frames, s, npd_live_frame_fn, &ctx);
 	c->hash = h;
 	c->pid = s->pid;
 	c->gen = gen;

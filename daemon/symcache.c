@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "symcache.h"
+#include "resolve.h"
 
 #define NPD_SYMCACHE_BITS	14	/* 16384 entries, 768 KiB */
-#define NPD_PIDGEN_BITS		10	/* 1024 pid buckets */
 #define NPD_KERNEL_PID		UINT32_MAX
 
 struct npd_symcache_ent {
@@ -23,7 +23,7 @@ struct npd_symcache_ent {
 struct npd_symcache {
 	struct np_symbolizer *sym;
 	uint64_t hits, misses;
-	uint32_t pidgen[1U << NPD_PIDGEN_BITS];
+	struct np_pidgen pidgen;
 	struct npd_symcache_ent tab[1U << NPD_SYMCACHE_BITS];
 };
 
@@ -41,14 +41,9 @@ void npd_symcache_free(struct npd_symcache *c)
 	free(c);
 }
 
-static uint32_t *npd_symcache_pidgen(struct npd_symcache *c, uint32_t pid)
-{
-	return &c->pidgen[(pid * 0x9e3779b9U) >> (32 - NPD_PIDGEN_BITS)];
-}
-
 void npd_symcache_invalidate(struct npd_symcache *c, uint32_t pid)
 {
-	(*npd_symcache_pidgen(c, pid))++;
+	np_pidgen_bump(&c->pidgen, pid);
 }
 
 int npd_symcache_lookup(void *arg, uint32_t pid, uint64_t addr, int kernel,
@@ -56,8 +51,8 @@ int npd_symcache_lookup(void *arg, uint32_t pid, uint64_t addr, int kernel,
 {
 	struct npd_symcache *c = arg;
 	uint32_t key_pid = kernel ? NPD_KERNEL_PID : pid;
-	uint32_t gen = kernel ? 0 : *npd_symcache_pidgen(c, pid);
-	uint64_t h = (addr ^ ((uint64_t)key_pid << 32)) * 0x9e3779b97f4a7c15ULL;
+	uint32_t gen = kernel ? 0 : np_pidgen_get(&c->pidgen, pid);
+	uint64_t h = np_hash_add(np_hash_u64(addr), key_pid);
 	struct npd_symcache_ent *e = &c->tab[h >> (64 - NPD_SYMCACHE_BITS)];
 
 	if (e->valid && e->addr == addr && e->pid == key_pid && e->gen == gen) {

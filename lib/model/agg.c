@@ -6,6 +6,7 @@
 #include "agg.h"
 #include "np_hash.h"
 #include "np_grow.h"
+#include "resolve.h"
 
 /*
  * Raw-stack cache entry, keyed by (pid, comm, raw frames) through 96
@@ -392,24 +393,17 @@ static uint32_t sym_frame(struct np_agg *a, uint32_t pid, uint32_t commh,
 	return f;
 }
 
-/*
- * How many user frames, innermost first, to keep as they are: the
- * outermost run of unmapped frames becomes the one NP_SYM_UNMAPPED_RUN
- * frame (np_symbols.h).  Kept apart, every such word makes a
- * new stack: on perf-recorded gcc, tar and python they were a third of
- * all frames and halved the store's size when folded.  Symbolized from
- * the outside in, so only the run and one frame are looked at.
- */
-static unsigned int user_frames_kept(struct np_agg *a, const struct np_sample *s,
-				     uint32_t commh)
-{
-	unsigned int n = s->nr_uframes;
+/* np_frame_fn of the aggregation: sym_frame() of one sample. */
+struct agg_frame_ctx {
+	struct np_agg *a;
+	uint32_t pid, commh;
+};
 
-	while (n > 1 &&
-	       np_stacktab_frame_unmapped(a->st, sym_frame(a, s->pid, commh,
-							   s->uframes[n - 1], 0)))
-		n--;
-	return n;
+static uint32_t agg_frame(void *arg, uint64_t addr, int kernel)
+{
+	struct agg_frame_ctx *c = arg;
+
+	return sym_frame(c->a, c->pid, c->commh, addr, kernel);
 }
 
 /*
@@ -422,9 +416,8 @@ static int user_resolve(struct np_agg *a, const struct np_sample *s,
 			uint32_t *comm, uint32_t *commh)
 {
 	struct user_memo *m = &a->umemo[k->uh1 >> (64 - USER_MEMO_BITS)];
+	struct agg_frame_ctx ctx;
 	size_t clen;
-	unsigned int nu;
-	uint32_t f;
 
 	if (m->node != NP_ID_NONE && m->h1 == k->uh1 && m->h2 == k->uh2) {
 		*node = m->node;
@@ -437,20 +430,10 @@ static int user_resolve(struct np_agg *a, const struct np_sample *s,
 	*commh = (uint32_t)np_hash_bytes(s->comm, clen, 0);
 	if (*comm == NP_ID_NONE)
 		return -1;
-	*node = NP_STACK_EMPTY;
-	nu = user_frames_kept(a, s, *commh);
-	if (nu < s->nr_uframes) {
-		f = np_stacktab_unmapped_run(a->st);
-		*node = np_stacktab_child(a->st, *node, f);
-		if (*node == NP_ID_NONE)
-			return -1;
-	}
-	for (unsigned int i = nu; i--;) {
-		f = sym_frame(a, s->pid, *commh, s->uframes[i], 0);
-		*node = np_stacktab_child(a->st, *node, f);
-		if (*node == NP_ID_NONE)
-			return -1;
-	}
+	ctx = (struct agg_frame_ctx){ .a = a, .pid = s->pid, .commh = *commh };
+	*node = np_resolve_user(a->st, s, agg_frame, &ctx);
+	if (*node == NP_ID_NONE)
+		return -1;
 	m->h1 = k->uh1;
 	m->h2 = k->uh2;
 	m->node = *node;
@@ -463,24 +446,15 @@ static int user_resolve(struct np_agg *a, const struct np_sample *s,
 static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 		       const struct raw_key *k, struct raw_ent *r)
 {
-	uint32_t node, comm, commh, f;
+	struct agg_frame_ctx ctx;
+	uint32_t node, comm, commh;
 
 	if (user_resolve(a, s, k, &node, &comm, &commh))
 		return -1;
-	for (unsigned int i = s->nr_kframes; i--;) {
-		f = sym_frame(a, s->pid, commh, s->kframes[i], 1);
-		node = np_stacktab_child(a->st, node, f);
-		if (node == NP_ID_NONE)
-			return -1;
-	}
-	if (!s->nr_kframes && !s->nr_uframes && s->ip) {
-		/* No stack at all (walk disabled): keep at least the ip. */
-		f = sym_frame(a, s->pid, commh, s->ip,
-			      !(s->flags & NMIPROF_RF_USER_MODE));
-		node = np_stacktab_child(a->st, node, f);
-		if (node == NP_ID_NONE)
-			return -1;
-	}
+	ctx = (struct agg_frame_ctx){ .a = a, .pid = s->pid, .commh = commh };
+	node = np_resolve_kernel(a->st, node, s, agg_frame, &ctx);
+	if (node == NP_ID_NONE)
+		return -1;
 	/* Several raw keys can share an entry (same symbolized stack). */
 	if (np_agg_add(a, s->pid, a->opts.by_cpu ? s->cpu : NP_CPU_ANY, comm,
 		       node, 0))
