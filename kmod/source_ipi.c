@@ -83,7 +83,7 @@ static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 
 	/*
 	 * Cheap test first: this handler sees every NMI_LOCAL NMI.  The
-	 * xchg pairs with smp_mb__after_atomic() in np_ipi_tick().
+	 * xchg pairs with send_IPI() in np_ipi_tick().
 	 */
 	if (atomic_read(pending))
 		n = atomic_xchg(pending, 0);
@@ -119,10 +119,10 @@ static enum hrtimer_restart np_ipi_tick(struct hrtimer *timer)
 	if (target < 0)
 		return HRTIMER_NORESTART;
 	atomic_inc(per_cpu_ptr(&np_ipi_pending, target));
-	/* Pairs with atomic_xchg() in np_ipi_nmi(): the count is visible
-	 * before the NMI can arrive.
+	/*
+	 * Pairs with atomic_xchg() in np_ipi_nmi(): send_IPI() makes the
+	 * count visible before the NMI, see np_wd_raise() in watchdog.c.
 	 */
-	smp_mb__after_atomic();
 	apic->send_IPI(target, NMI_VECTOR);
 	hrtimer_forward_now(timer, ns_to_ktime(np_ipi_period_ns));
 	return HRTIMER_RESTART;

@@ -115,7 +115,7 @@ struct np_wd_cpu {
 	atomic_t	nmi_pending;	/* our NMI IPI is on its way */
 	atomic_t	bt_request;	/* 1 + CPU that wants our backtrace */
 	atomic_t	kicked;		/* enum np_wd_kick */
-	int		state;		/* enum np_wd_state, owned by this CPU */
+	int		state;		/* enum np_wd_state, written by this CPU */
 	u64		grace_until;	/* an unclaimed NMI before this is ours */
 	atomic_t	traced;		/* episode's trace event emitted */
 
@@ -158,6 +158,22 @@ static unsigned int np_wd_buddy(unsigned int cpu)
 	return next == cpu ? nr_cpu_ids : next;
 }
 
+/*
+ * Set @flag for @cpu's NMI handler, then NMI @cpu.  The flag must be
+ * visible before the NMI arrives.  An smp_*() barrier cannot promise
+ * that: it orders memory accesses, and an IPI is none (an x2APIC ICR
+ * write is a WRMSR, which MFENCE does not order).  apic->send_IPI()
+ * does: weak_wrmsr_fence() before the x2APIC write, an uncached store
+ * after ours for xAPIC, a hypercall for PV IPIs; smp_call_function()
+ * and nmi_trigger_cpumask_backtrace() rely on the same.  Pairs with the
+ * atomic_xchg() of @flag in np_wd_nmi(), which runs after the NMI.
+ */
+static void np_wd_raise(unsigned int cpu, atomic_t *flag, int val)
+{
+	atomic_set(flag, val);
+	apic->send_IPI(cpu, NMI_VECTOR);
+}
+
 /* hrtimer context, for a CPU whose report is written (state REPORTED). */
 static void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu)
 {
@@ -198,12 +214,7 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_NONE,
 				   NP_WD_KICK_SENT) != NP_WD_KICK_NONE)
 			break;		/* another checker got there first */
-		atomic_set(&b->nmi_pending, 1);
-		/* Pairs with atomic_xchg() in np_wd_nmi(): the flag is
-		 * visible before the NMI can arrive.
-		 */
-		smp_mb__after_atomic();
-		apic->send_IPI(buddy, NMI_VECTOR);
+		np_wd_raise(buddy, &b->nmi_pending, 1);
 		break;
 	case NP_WD_KICK_SENT:
 		/*
@@ -258,7 +269,6 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	 */
 	WRITE_ONCE(w->beat_ns, now);
 	kick = atomic_xchg(&w->kicked, NP_WD_KICK_NONE);
-	barrier();
 	if (READ_ONCE(w->state) == NP_WD_REPORTED)
 		np_wd_recovered(w, cpu, now);
 	else if (kick == NP_WD_KICK_SILENT)
@@ -298,10 +308,7 @@ static void np_wd_request_backtraces(int self)
 	for_each_online_cpu(cpu) {
 		if (cpu == self)
 			continue;
-		atomic_set(&per_cpu_ptr(&np_wd, cpu)->bt_request, self + 1);
-		/* Pairs with atomic_xchg() in np_wd_nmi(). */
-		smp_mb__after_atomic();
-		apic->send_IPI(cpu, NMI_VECTOR);
+		np_wd_raise(cpu, &per_cpu_ptr(&np_wd, cpu)->bt_request, self + 1);
 	}
 }
 
@@ -313,7 +320,8 @@ static void np_wd_self_check(struct pt_regs *regs)
 	u64 beat;
 	s64 age;
 
-	if (!cpumask_test_cpu(cpu, &np_wd_active) || w->state != NP_WD_OK ||
+	if (!cpumask_test_cpu(cpu, &np_wd_active) ||
+	    READ_ONCE(w->state) != NP_WD_OK ||
 	    atomic_read(&w->kicked) == NP_WD_KICK_SILENT)
 		return;			/* not watched, or already reported */
 	beat = READ_ONCE(w->beat_ns);
@@ -332,7 +340,8 @@ static void np_wd_self_check(struct pt_regs *regs)
 		return;
 	}
 
-	w->state = NP_WD_REPORTING;	/* no second report from a nested NMI */
+	/* No second report from a nested NMI. */
+	WRITE_ONCE(w->state, NP_WD_REPORTING);
 	w->since_ns = beat;
 	w->stuck_ns = age;
 	w->ip = instruction_pointer(regs);
@@ -364,6 +373,7 @@ static int np_wd_nmi(unsigned int type, struct pt_regs *regs)
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
 	int handled = 0, bt = 0;
 
+	/* Pairs with np_wd_raise(): the flags were set before the NMI. */
 	if (atomic_read(&w->nmi_pending) && atomic_xchg(&w->nmi_pending, 0))
 		handled++;
 	np_wd_self_check(regs);
@@ -420,7 +430,7 @@ static int np_wd_cpu_online(unsigned int cpu)
 	if (!cpumask_test_cpu(cpu, &np_wd_cfg.cpus))
 		return 0;
 	WRITE_ONCE(w->beat_ns, ktime_get_mono_fast_ns());
-	w->state = NP_WD_OK;
+	WRITE_ONCE(w->state, NP_WD_OK);
 	atomic_set(&w->kicked, 0);
 	/* Pairs with smp_rmb() in np_wd_check(): a buddy that finds
 	 * us in the mask finds the fresh heartbeat too.
