@@ -171,14 +171,43 @@ u64 np_ring_lost(int cpu)
 }
 
 /*
+ * Ordering.  The consumer (lib/backend/kring.c) runs on any CPU.  Writers
+ * run on the ring's CPU and nest (hrtimer, NMI, an NMI let in by a
+ * fault's iret), each finishing before the one it interrupted resumes.
+ *
+ *   writer                                 consumer
+ *
+ *   tail = load_acquire(&ctrl->tail) (A)   head = load_acquire(&ctrl->head) (C)
+ *   if room: cmpxchg(&head), STORE $data   LOAD $data below head
+ *   store_release(&ctrl->head, head) (B)   store_release(&ctrl->tail, tail) (D)
+ *
+ * A pairs with D: the consumer is done reading the bytes below tail
+ * before we overwrite them.  B pairs with C: the records below head are
+ * complete before the consumer sees head.
+ *
+ * Between writers on this CPU only program order matters (an NMI sees
+ * the code it interrupted in order), so compiler barriers do.  The
+ * counterpart of each is the nest test in an interrupting writer's
+ * np_ring_publish(), which publishes only when it found nest at 0:
+ *
+ *   (E) nest++ before reading and moving head, in reserve and in the
+ *       publish retry: an interrupting writer finds nest > 0 and leaves
+ *       our reservation, and its own record, for us to publish.
+ *   (F) STORE ctrl->head before nest = 0: no interrupting writer can
+ *       publish a newer head that our store then moves back.
+ *   (G) nest = 0 before re-reading head: a writer that came in before
+ *       it left its record to us, and the re-read sees its head.
+ *
+ * tests/spin/ring.pml checks this with nested writers and the consumer.
+ */
+
+/*
  * The consumer's tail, which userspace may have scribbled: accept it only
  * within [last accepted tail, last published head], else keep the old one.
  */
 static u64 np_ring_tail(struct np_ring *r)
 {
-	/* Pairs with the consumer's store_release(&ctrl->tail): it is done
-	 * reading the bytes below tail before we overwrite them.
-	 */
+	/* (A), pairs with (D) in np_kring_drain(). */
 	u64 tail = smp_load_acquire(&r->ctrl->tail);
 	u64 old = READ_ONCE(r->tail);
 
@@ -213,17 +242,16 @@ static void np_ring_publish(struct np_ring *r)
 		return;
 	}
 again:
+	barrier();	/* (E), after nest++ on the retry */
 	head = local_read(&r->head);
 	WRITE_ONCE(r->pub_head, head);
 	WRITE_ONCE(r->ctrl->produced, local_read(&r->produced));
 	WRITE_ONCE(r->ctrl->lost, local_read(&r->lost));
-	/* Pairs with the consumer's load_acquire(&ctrl->head): the records
-	 * below head are complete before it sees the new head.
-	 */
+	/* (B), pairs with (C) in np_kring_drain(). */
 	smp_store_release(&r->ctrl->head, head);
-	barrier();
+	barrier();	/* (F) */
 	local_set(&r->nest, 0);
-	barrier();
+	barrier();	/* (G) */
 	if (unlikely(head != local_read(&r->head))) {
 		local_inc(&r->nest);
 		goto again;
@@ -250,7 +278,7 @@ static void *__np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 	h->ring = r;
 	h->rec = NULL;
 	local_inc(&r->nest);
-	barrier();
+	barrier();	/* (E) */
 
 	lost_sz = local_read(&r->lost_pending) ?
 		  sizeof(struct nmiprof_lost) : 0;

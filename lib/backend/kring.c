@@ -46,8 +46,9 @@ int np_kring_drain(struct np_kring *r, struct np_format *fmt,
 		   np_event_fn fn, void *arg, int *stopped)
 {
 	/*
-	 * Acquire: the records up to head are fully written before we read
-	 * them.  Pairs with smp_store_release(&ctrl->head) in kmod/ring.c.
+	 * (C) in kmod/ring.c's ordering table: the records up to head are
+	 * fully written before we read them.  Pairs with its (B), the
+	 * module's smp_store_release(&ctrl->head).
 	 */
 	uint64_t head = __atomic_load_n(&r->ctrl->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = __atomic_load_n(&r->ctrl->tail, __ATOMIC_RELAXED);
@@ -93,9 +94,9 @@ int np_kring_drain(struct np_kring *r, struct np_format *fmt,
 		}
 	}
 	/*
-	 * Release: our reads of the records are complete before the module
-	 * may overwrite them.  Pairs with smp_load_acquire(&ctrl->tail) in
-	 * kmod/ring.c.
+	 * (D) in kmod/ring.c's ordering table: our reads of the records are
+	 * complete before the module may overwrite them.  Pairs with its
+	 * (A), the module's smp_load_acquire(&ctrl->tail).
 	 */
 	__atomic_store_n(&r->ctrl->tail, tail, __ATOMIC_RELEASE);
 	return n;
