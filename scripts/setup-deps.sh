@@ -26,6 +26,8 @@ PACKAGES=(
 	golang-github-ianlancetaylor-demangle-dev golang-golang-x-sys-dev
 	# the packaging test: .debs built and installed into a Debian chroot
 	debootstrap rsync dpkg-dev debhelper dh-dkms
+	# model checks of the module's lock-free protocols (tests/spin)
+	spin
 )
 # apt lists older than this are refreshed before installing anything.
 LISTS_MAX_AGE_MIN=360

@@ -1,0 +1,400 @@
+/*
+ * One CPU's record ring, kmod/ring.c, with nested writers and the
+ * consumer, lib/backend/kring.c's np_kring_drain().
+ *
+ * Writers run on the ring's CPU, each running to completion before the
+ * one it interrupted resumes:
+ *   1  hrtimer: the watchdog's RECOVERED record (np_report_reserve(),
+ *      no trim)
+ *   2  NMIs: samples (np_sample(): reserve the most, trim, commit)
+ *   3  an NMI let in by the iret of a fault or kprobe inside 2: the
+ *      watchdog's LOCKUP record, which is not under the sampler's latch
+ * The consumer runs on another CPU at any time.  At the end, with every
+ * writer stopped, np_rings_flush_lost() runs on a third CPU while the
+ * consumer drains.
+ *
+ * Every access to the ring's state is one step (local_t operations are
+ * single instructions, cmpxchg included); writer-private arithmetic is
+ * folded into the access it follows.  The model is sequentially
+ * consistent: the cross-CPU pairs (A)-(D) and the compiler barriers
+ * (E)-(G) of ring.c's ordering table are what make the code behave so.
+ * Sizes are in units of 8 bytes scaled down: a LOST record is 2, a ring
+ * 16 that starts half full of unread data, so pads, wrap-around, full
+ * rings, drops and LOST records all happen.  One path is not reached at
+ * this size: the PAD a writer leaves when a nested one wrote the LOST
+ * record it had made room for.  -DNMI_RUNS=2 adds a second sample (about
+ * 5 million states instead of 0.4, too slow for the suite).
+ *
+ * Checked: a record is read only once complete and never overwritten
+ * before it is read; every sequence number is consumed exactly once or
+ * dropped exactly once, and the LOST records count the dropped ones
+ * (produced = consumed + lost); nest returns to 0 and the last head is
+ * published; no deadlock (no invalid end state).
+ *
+ * Deliberate bugs:
+ * -DBUG_NO_RECHECK  publish does not re-read head after nest = 0 (G):
+ *                   a nested writer's record is never published.
+ * -DBUG_EARLY_HEAD  the head is stored before the record is written
+ *                   (no release at (B)): the consumer reads a record
+ *                   that is not there yet.
+ * -DBUG_TRIM_STORE  trim tests head and then stores it, two steps
+ *                   instead of a cmpxchg: a record a nested writer
+ *                   reserved in between is overwritten.
+ * -DCHECK_LOST_SEQ  also check that LOST.seq is the first record dropped
+ *                   since the previous LOST record.  Fails today (issue
+ *                   14, section 7): a nested writer can emit the LOST
+ *                   record between the outer drop's local_inc_return()
+ *                   of lost_pending and its store of lost_seq, with the
+ *                   previous episode's seq.
+ */
+#define RING		16	/* r->size */
+#define MASK		15
+#define LOSTSZ		2	/* sizeof(struct nmiprof_lost) */
+#define HEADROOM	4	/* NP_LOST_HEADROOM */
+#define SAMPLE_MAX	6	/* np_sample()'s reservation */
+#define LOCKUP_SZ	4
+#ifndef NMI_RUNS
+#define NMI_RUNS	1
+#endif
+#define NSEQ		(2 + NMI_RUNS)	/* records at most */
+#ifndef FILL
+#define FILL		8	/* published, unread when the writers start */
+#endif
+
+#define PAD		1
+#define LOST		2
+#define REC		3
+
+/* struct np_ring and its control page */
+byte head, nest, seq, produced, lost, lost_pending, lost_seq, r_tail, pub_head;
+byte ctrl_head, ctrl_tail;
+
+/* The data area: the header written at each unit, and for which lap. */
+byte c_pos[RING];	/* position + 1 of the record that starts here */
+byte c_type[RING], c_size[RING], c_seq[RING], c_lost[RING];
+
+/* The executing context, as in latch.pml */
+byte cur;
+bool unmasked[4];
+
+/* Ghosts */
+byte cons_read;			/* consumer has read everything below */
+bool seen[NSEQ], dropped[NSEQ];
+byte consumed, lost_counted, first_drop = 255;
+bool writers_done, stopped;
+byte wdone;
+
+/* Write a header at @p; the unit must hold nothing still unread. */
+#define PUT(p, type, size, sq, nl)					\
+	d_step {							\
+		assert((p) + (size) <= cons_read + RING);		\
+		c_pos[(p) & MASK] = (p) + 1;				\
+		c_type[(p) & MASK] = type;				\
+		c_size[(p) & MASK] = size;				\
+		c_seq[(p) & MASK] = sq;					\
+		c_lost[(p) & MASK] = nl					\
+	}
+
+/* u64 wrap-around as the code relies on it: a - b, unsigned */
+#define UDIFF(a, b)	(((a) + 256 - (b)) % 256)
+
+/* np_ring_publish() */
+inline publish()
+{
+	if
+	:: nest > 1 -> nest--; goto pubdone
+	:: else
+	fi;
+again:
+	h = head;				/* (E) before it */
+	pub_head = h;
+	ctrl_head = h;				/* (B) */
+	nest = 0;				/* (F) before it */
+#ifndef BUG_NO_RECHECK
+	if					/* (G) before it */
+	:: h != head -> nest++; goto again
+	:: else
+	fi;
+#endif
+pubdone:
+	skip
+}
+
+/*
+ * __np_ring_reserve(): @size units (0: only flush the LOST record) plus
+ * @headroom free; ok and hpos/hsize as in struct np_ring_handle.
+ */
+inline reserve(size, headroom, sq)
+{
+	ok = false;
+	nest++;					/* (E) after it */
+	lost_sz = (lost_pending > 0 -> LOSTSZ : 0);
+	t = ctrl_tail;				/* (A) np_ring_tail() */
+	/*
+	 * r_tail and pub_head are written by this CPU's writers only, and
+	 * a nested one leaves them no lower than it found them, but for
+	 * r_tail going back to our t (which is still a valid tail).
+	 */
+	d_step {
+		if
+		:: UDIFF(t, r_tail) <= UDIFF(pub_head, r_tail) -> r_tail = t
+		:: else -> t = r_tail
+		fi
+	};
+	do
+	:: d_step {
+		h = head;
+		need = lost_sz + (size);
+		pad = ((h & MASK) + need > RING -> RING - (h & MASK) : 0);
+		nofit = (need > RING / 2 || h + pad + need + (headroom) - t > RING)
+	   };
+		if
+		:: nofit -> break
+		:: else
+		fi;
+		/* local_cmpxchg() */
+		if
+		:: d_step { head == h -> head = h + pad + need; nofit = false }
+			break
+		:: else
+		fi
+	od;
+	if
+	:: nofit ->
+		if
+		:: (size) == 0 -> publish()
+		:: else ->
+			/* local_inc_return(&r->lost_pending) == 1 */
+			d_step { lost_pending++; tmp = lost_pending;
+				 dropped[sq] = true;
+				 if :: first_drop == 255 -> first_drop = sq :: else fi };
+			if
+			:: tmp == 1 -> lost_seq = sq
+			:: else
+			fi;
+			lost++;
+			publish()
+		fi
+	:: else ->
+		pos = h;
+		if
+		:: pad > 0 -> PUT(pos, PAD, pad, 0, 0); pos = pos + pad
+		:: else
+		fi;
+		if
+		:: lost_sz > 0 ->
+			/* local_xchg(): a nested writer may have reported them */
+			d_step { nl = lost_pending; lost_pending = 0;
+				 fd = first_drop; first_drop = 255 };
+			if
+			:: nl > 0 ->
+				ls = lost_seq;	/* READ_ONCE(r->lost_seq) */
+#ifdef CHECK_LOST_SEQ
+				assert(ls == fd);
+#endif
+				PUT(pos, LOST, lost_sz, ls, nl)
+			:: else -> PUT(pos, PAD, lost_sz, 0, 0)
+			fi;
+			pos = pos + lost_sz
+		:: else
+		fi;
+		hpos = pos;
+		hsize = (size);
+		ok = true
+	fi
+}
+
+/* np_ring_trim() */
+inline trim(size)
+{
+	if
+	:: (size) < hsize ->
+		if
+#ifdef BUG_TRIM_STORE
+		:: head == hpos + hsize -> head = hpos + (size)
+#else
+		:: d_step { head == hpos + hsize -> head = hpos + (size) }
+#endif
+		:: else -> PUT(hpos + (size), PAD, hsize - (size), 0, 0)
+		fi;
+		hsize = (size)
+	:: else
+	fi
+}
+
+/* The writer's own record, then np_ring_commit(). */
+inline commit(sq)
+{
+#ifdef BUG_EARLY_HEAD
+	/* the outermost writer's head store, made visible before the record */
+	if
+	:: nest == 1 -> ctrl_head = head
+	:: else
+	fi;
+#endif
+	PUT(hpos, REC, hsize, sq, 0);
+	produced++;
+	publish()
+}
+
+#define WRITER_VARS	byte h, t, pos, hpos, hsize, need, pad, lost_sz, tmp, \
+			     nl, ls, fd, sq, saved; bool ok, nofit
+
+#define ENTER(lvl, cond)	atomic { cond -> saved = cur; cur = lvl }
+#define LEAVE(lvl)		atomic { unmasked[lvl] = false; cur = saved }
+
+/* The watchdog's recovery record from its hrtimer. */
+proctype hrtimer() provided (cur <= 1)
+{
+	WRITER_VARS;
+
+	ENTER(1, cur == 0);
+	d_step { sq = seq; seq++ };		/* np_ring_next_seq() */
+	reserve(LOCKUP_SZ, HEADROOM, sq);
+	if
+	:: ok -> commit(sq)
+	:: else
+	fi;
+	LEAVE(1);
+	wdone++
+}
+
+/* Samples; the NMI may come at any step of the hrtimer writer. */
+proctype nmi() provided (cur <= 2)
+{
+	WRITER_VARS;
+	byte n;
+
+	do
+	:: n < NMI_RUNS ->
+		ENTER(2, cur < 2);
+		d_step { sq = seq; seq++ };
+		reserve(SAMPLE_MAX, HEADROOM, sq);
+		if
+		:: ok ->
+			/* the stacks were shorter than reserved, or not */
+			if
+			:: trim(SAMPLE_MAX - 3)
+			:: skip
+			fi;
+			commit(sq)
+		:: else
+		fi;
+		LEAVE(2);
+		n++
+	:: else -> break
+	od;
+	wdone++
+}
+
+/* The watchdog's LOCKUP record, in an NMI nested in a sample. */
+proctype nested() provided (cur <= 3)
+{
+	WRITER_VARS;
+
+end:	ENTER(3, cur == 2 && unmasked[2]);
+	d_step { sq = seq; seq++ };
+	reserve(LOCKUP_SZ, HEADROOM, sq);
+	if
+	:: ok -> commit(sq)
+	:: else
+	fi;
+	LEAVE(3)
+}
+
+/* A fault or kprobe in the NMI: its iret lets the next NMI in. */
+active proctype fault()
+{
+end:	do
+	:: atomic { cur == 2 && !unmasked[2] -> unmasked[2] = true }
+	od
+}
+
+/* STOP: every source is stopped, then np_rings_flush_lost(). */
+proctype stop()
+{
+	WRITER_VARS;
+
+	wdone == 2 && cur == 0;
+	writers_done = true;
+	if
+	:: lost_pending > 0 ->
+		reserve(0, 0, 0);
+		if
+		:: ok -> publish()
+		:: else
+		fi
+	:: else
+	fi;
+	stopped = true
+}
+
+/*
+ * np_kring_drain() in a loop, as nmiprofd runs it.  Reading head and the
+ * records below it is one step: the writers never touch published bytes
+ * (the PUT() assertion checks it), so only where tail is stored matters.
+ */
+proctype consumer()
+{
+	byte h, t, p, sz;
+
+	do
+	:: ctrl_head != t ->
+		atomic {
+			h = ctrl_head;			/* (C) */
+			assert(UDIFF(h, t) <= RING);	/* else "corrupt" */
+			do
+			:: t != h ->
+				p = t & MASK;
+				/* complete, and written for this lap */
+				assert(c_pos[p] == t + 1);
+				sz = c_size[p];
+				assert(sz > 0 && sz <= RING - p && sz <= UDIFF(h, t));
+				if
+				:: c_type[p] == REC ->
+					assert(!seen[c_seq[p]] && !dropped[c_seq[p]]);
+					seen[c_seq[p]] = true;
+					consumed++
+				:: c_type[p] == LOST ->
+					lost_counted = lost_counted + c_lost[p]
+				:: else
+				fi;
+				t = t + sz;
+				cons_read = t
+			:: else -> break
+			od;
+			p = 0; sz = 0; h = 0
+		};
+		ctrl_tail = t			/* (D) */
+	:: stopped && ctrl_head == t -> break
+	od
+}
+
+init
+{
+	byte i;
+
+	atomic {
+		/* A ring half full of unread data, so that the writers wrap
+		 * and find it full. */
+		PUT(0, PAD, FILL, 0, 0);
+		head = FILL; pub_head = FILL; ctrl_head = FILL;
+		run hrtimer();
+		run nmi();
+		run nested();
+		run stop();
+		run consumer()
+	};
+	timeout;
+	/* Everything published and read, nothing left pending. */
+	assert(stopped && nest == 0 && ctrl_head == head && ctrl_tail == head);
+	assert(lost_pending == 0);
+	/* produced = consumed + lost, seq by seq */
+	i = 0;
+	do
+	:: i < seq -> assert(seen[i] != dropped[i]); i++
+	:: else -> break
+	od;
+	assert(produced == consumed && consumed + lost == seq);
+	assert(lost_counted == lost)
+}
