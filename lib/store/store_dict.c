@@ -185,59 +185,37 @@ static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
 			  uint64_t dict_len, uint32_t dict_crc,
 			  void **out, size_t *outlen)
 {
-	struct np_seg_hdr4 *h;
+	struct np_seg_prefix p = {
+		.version = NP_SEG_VERSION_DICT,
+		.hdr_size = sizeof(struct np_seg_hdr4),
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+		.samples = np_agg_samples(a),
+		.lost = np_agg_lost_count(a),
+		.nr_strings = np_stacktab_nr_strs(ep->tab),
+		.nr_frames = np_stacktab_nr_frames(ep->tab),
+		.nr_nodes = np_stacktab_nr_nodes(ep->tab) - 1,
+		.nr_records = nr,
+	};
 	struct np_buf b = { 0 };
-	uint32_t flags = 0;
+	struct np_seg_hdr4 *h;
 	uint8_t *seg;
-	size_t clen;
 
-	for (uint32_t i = 0, prev = 0; i < nr; prev = recs[i++].pid)
-		np_put_var(&b, recs[i].pid - prev);
-	for (uint32_t i = 0; i < nr; i++)
-		np_put_var(&b, recs[i].comm);
-	for (uint32_t i = 0; i < nr; i++) {
-		np_put_var(&b, recs[i].cpu == NP_CPU_ANY ? 0 :
-			       (uint64_t)recs[i].cpu + 1);
-		if (recs[i].cpu != NP_CPU_ANY)
-			flags |= NP_SEG_F_BY_CPU;
-	}
-	for (uint32_t i = 0, prev = 0; i < nr; prev = recs[i++].stack)
-		np_put_var(&b, np_zigzag((int64_t)recs[i].stack - prev));
-	for (uint32_t i = 0; i < nr; i++)
-		np_put_var(&b, recs[i].count);
+	p.flags = np_seg_put_records(&b, recs, nr);
 	if (b.oom || b.len > NP_SEG_MAX_PAYLOAD) {
 		free(b.p);
 		return b.oom ? -ENOMEM : -EFBIG;
 	}
-	seg = np_seg_compress(sizeof(*h), &b, level, &clen);
-	if (!seg) {
-		free(b.p);
+	seg = np_seg_pack(&b, &p, level, outlen);
+	free(b.p);
+	if (!seg)
 		return -ENOMEM;
-	}
 	h = (struct np_seg_hdr4 *)seg;
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, NP_SEG_MAGIC, 8);
-	h->version = NP_SEG_VERSION_DICT;
-	h->hdr_size = sizeof(*h);
-	h->flags = flags;
-	h->start_ns = start_ns;
-	h->end_ns = end_ns;
-	h->samples = np_agg_samples(a);
-	h->lost = np_agg_lost_count(a);
-	h->nr_strings = np_stacktab_nr_strs(ep->tab);
-	h->nr_frames = np_stacktab_nr_frames(ep->tab);
-	h->nr_nodes = np_stacktab_nr_nodes(ep->tab) - 1;
-	h->nr_records = nr;
-	h->raw_size = b.len;
-	h->comp_size = clen;
-	h->payload_crc = np_crc32c(0, seg + sizeof(*h), clen);
 	h->dict_crc = dict_crc;
 	h->epoch = ep->id;
 	h->dict_len = dict_len;
-	h->hdr_crc = np_crc32c(0, h, offsetof(struct np_seg_hdr4, hdr_crc));
-	free(b.p);
+	np_seg_seal(seg);
 	*out = seg;
-	*outlen = sizeof(*h) + clen;
 	return 0;
 }
 
@@ -838,15 +816,12 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
 		       struct np_agg *a, int64_t pid, char *err, size_t errlen)
 {
 	struct np_stacktab *st = np_agg_stacktab(a);
-	uint32_t *pids = NULL, *comms = NULL, *cpus = NULL, *stacks = NULL;
-	uint64_t *counts = NULL;
+	struct np_seg_recs rc = { 0 };
 	const struct rd_mark *mk;
 	struct np_seg_info in;
 	uint8_t *raw = NULL;
-	uint32_t crc;
 	struct np_rd r;
 	int ret, oom;
-	size_t n;
 
 	ret = np_seg_header(buf, len, &in, err, errlen);
 	if (ret)
@@ -858,13 +833,9 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
 			 len, (unsigned long long)in.size);
 		return -EBADMSG;
 	}
-	memcpy(&crc, (const uint8_t *)buf +
-	       offsetof(struct np_seg_hdr4, payload_crc), sizeof(crc));
-	if (np_crc32c(0, (const uint8_t *)buf + sizeof(struct np_seg_hdr4),
-		      in.comp_size) != crc) {
-		snprintf(err, errlen, "segment payload checksum mismatch");
-		return -EBADMSG;
-	}
+	ret = np_seg_payload_check(buf, &in, err, errlen);
+	if (ret)
+		return ret;
 	if (in.nr_records * 5ULL > in.raw_size) {
 		snprintf(err, errlen, "segment table counts exceed payload");
 		return -EBADMSG;
@@ -875,72 +846,28 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
 			snprintf(err, errlen, "out of memory");
 		return oom ? -ENOMEM : -EBADMSG;
 	}
-	if (rd_maps(rd, a))
+	if (rd_maps(rd, a) || np_seg_recs_alloc(&rc, in.nr_records))
 		goto oom;
-	raw = malloc(in.raw_size ? in.raw_size : 1);
-	pids = malloc((in.nr_records + 1) * sizeof(*pids));
-	comms = malloc((in.nr_records + 1) * sizeof(*comms));
-	cpus = malloc((in.nr_records + 1) * sizeof(*cpus));
-	stacks = malloc((in.nr_records + 1) * sizeof(*stacks));
-	counts = malloc((in.nr_records + 1) * sizeof(*counts));
-	if (!raw || !pids || !comms || !cpus || !stacks || !counts)
-		goto oom;
-	n = ZSTD_decompress(raw, in.raw_size,
-			    (const uint8_t *)buf + sizeof(struct np_seg_hdr4),
-			    in.comp_size);
-	ret = -EBADMSG;
-	if (ZSTD_isError(n) || n != in.raw_size) {
-		snprintf(err, errlen, "segment payload does not decompress");
+	raw = np_seg_payload(buf, &in, err, errlen, &ret);
+	if (!raw)
 		goto out;
-	}
-	r.p = raw;
-	r.end = raw + n;
-	r.bad = 0;
-	{
-		uint32_t prev = 0;
-		int64_t sprev = 0;
-
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			uint64_t d = np_get_var(&r);
-
-			if (d > UINT32_MAX - prev)
-				r.bad = 1;
-			pids[i] = prev += (uint32_t)d;
-		}
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
-			comms[i] = np_get_id(&r, mk->ns);
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			uint64_t c = np_get_var(&r);
-
-			if (c > UINT32_MAX)
-				r.bad = 1;
-			cpus[i] = c ? (uint32_t)c - 1 : NP_CPU_ANY;
-		}
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			int64_t s = sprev + np_unzigzag(np_get_var(&r));
-
-			if (s < 0 || s > mk->nn)
-				r.bad = 1;
-			stacks[i] = (uint32_t)s;
-			sprev = s;
-		}
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
-			counts[i] = np_get_var(&r);
-	}
+	r = (struct np_rd){ .p = raw, .end = raw + in.raw_size };
+	np_seg_get_records(&r, &rc, mk->ns, mk->nn);
 	if (r.bad || r.p != r.end) {
 		snprintf(err, errlen, "malformed segment payload");
+		ret = -EBADMSG;
 		goto out;
 	}
 	/* Only a fully validated segment is merged. */
-	for (uint32_t i = 0; i < in.nr_records; i++) {
+	for (uint32_t i = 0; i < rc.nr; i++) {
 		uint32_t c, s;
 
-		if (pid >= 0 && pids[i] != (uint64_t)pid)
+		if (pid >= 0 && rc.pid[i] != (uint64_t)pid)
 			continue;
-		c = map_str(rd, st, comms[i]);
-		s = map_node(rd, st, stacks[i]);
+		c = map_str(rd, st, rc.comm[i]);
+		s = map_node(rd, st, rc.stack[i]);
 		if (c == NP_ID_NONE || s == NP_ID_NONE ||
-		    np_agg_add(a, pids[i], cpus[i], c, s, counts[i]))
+		    np_agg_add(a, rc.pid[i], rc.cpu[i], c, s, rc.count[i]))
 			goto oom;
 	}
 	np_agg_lost(a, in.lost);
@@ -951,10 +878,6 @@ oom:
 	ret = -ENOMEM;
 out:
 	free(raw);
-	free(pids);
-	free(comms);
-	free(cpus);
-	free(stacks);
-	free(counts);
+	np_seg_recs_free(&rc);
 	return ret;
 }

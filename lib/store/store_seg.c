@@ -233,40 +233,6 @@ static void free_maps(struct seg_maps *m, struct np_agg_entry **sorted,
 	*lframe_g = *lstr_g = *lnode = *depth = NULL;
 }
 
-/*
- * The zstd level for a payload of len bytes.  A segment is written once
- * a minute, so compression time hardly matters; memory does.  Up to
- * 1 MiB (a 2-CPU slice is ~100-250 KiB) level 19 costs at most ~17 MiB
- * of match state for well under a second and is 7-18 % smaller than
- * level 9 (bench_store_size); bigger payloads come with big tables and
- * keep level 9, whose match state stays at 12.5 MiB however large the
- * input (level 19 would take 81 MiB).
- */
-#define NP_SEG_SMALL	(1U << 20)
-
-int np_seg_level(size_t len)
-{
-	return len <= NP_SEG_SMALL ? 19 : 9;
-}
-
-uint8_t *np_seg_compress(size_t hdr_size, const struct np_buf *b, int level,
-			 size_t *clen)
-{
-	size_t bound = ZSTD_compressBound(b->len);
-	uint8_t *out = malloc(hdr_size + bound);
-
-	if (!out)
-		return NULL;
-	if (level <= 0)
-		level = np_seg_level(b->len);
-	*clen = ZSTD_compress(out + hdr_size, bound, b->p, b->len, level);
-	if (ZSTD_isError(*clen)) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		  int level, void **out, size_t *outlen)
 {
@@ -277,11 +243,17 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
 	struct np_agg_entry *sorted = NULL;
 	struct seg_maps m = { 0 };
+	struct np_seg_prefix p = {
+		.version = NP_SEG_VERSION,
+		.hdr_size = sizeof(struct np_seg_hdr),
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+		.samples = np_agg_samples(a),
+		.lost = np_agg_lost_count(a),
+		.nr_records = nr_ents,
+	};
 	struct np_buf b = { 0 };
-	struct np_seg_hdr *h;
 	uint8_t *seg = NULL;
-	uint32_t flags = 0;
-	size_t clen;
 	int ret = -ENOMEM;
 
 	m.node = calloc(gn, sizeof(*m.node));
@@ -400,55 +372,27 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		np_stacktab_node(st, lnode[i], &p, &f);
 		np_put_var(&b, m.frame[f] - 1);
 	}
-	/* records, sorted: pid delta, comm, cpu+1, stack delta, count */
-	for (uint32_t i = 0, prev = 0; i < nr_ents; prev = sorted[i++].pid)
-		np_put_var(&b, sorted[i].pid - prev);
-	for (uint32_t i = 0; i < nr_ents; i++)
-		np_put_var(&b, m.str[sorted[i].comm] - 1);
-	for (uint32_t i = 0; i < nr_ents; i++)
-		np_put_var(&b, sorted[i].cpu == NP_CPU_ANY ? 0 :
-			    (uint64_t)sorted[i].cpu + 1);
-	for (uint32_t i = 0, prev = 0; i < nr_ents; i++) {
-		uint32_t s = sorted[i].stack == NP_STACK_EMPTY ? 0 :
-			     m.node[sorted[i].stack];
-
-		np_put_var(&b, np_zigzag((int64_t)s - prev));
-		prev = s;
+	/* records, sorted, in the segment's ids */
+	for (uint32_t i = 0; i < nr_ents; i++) {
+		sorted[i].comm = m.str[sorted[i].comm] - 1;
+		sorted[i].stack = sorted[i].stack == NP_STACK_EMPTY ? 0 :
+				  m.node[sorted[i].stack];
 	}
-	for (uint32_t i = 0; i < nr_ents; i++)
-		np_put_var(&b, sorted[i].count);
+	p.flags = np_seg_put_records(&b, sorted, nr_ents);
 	if (b.oom)
 		goto out;
-	for (uint32_t i = 0; i < nr_ents; i++)
-		if (sorted[i].cpu != NP_CPU_ANY)
-			flags |= NP_SEG_F_BY_CPU;
+	p.nr_strings = m.nr_strs;
+	p.nr_frames = m.nr_frames;
+	p.nr_nodes = m.nr_nodes;
 	/* Only the payload is needed from here: give the maps and orders
 	 * back before zstd and the output buffer add to the peak. */
 	free_maps(&m, &sorted, &lframe_g, &lstr_g, &lnode, &depth);
 
-	seg = np_seg_compress(sizeof(*h), &b, level, &clen);
+	seg = np_seg_pack(&b, &p, level, outlen);
 	if (!seg)
 		goto out;
-	h = (struct np_seg_hdr *)seg;
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, NP_SEG_MAGIC, sizeof(h->magic));
-	h->version = NP_SEG_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->flags = flags;
-	h->start_ns = start_ns;
-	h->end_ns = end_ns;
-	h->samples = np_agg_samples(a);
-	h->lost = np_agg_lost_count(a);
-	h->nr_strings = m.nr_strs;
-	h->nr_frames = m.nr_frames;
-	h->nr_nodes = m.nr_nodes;
-	h->nr_records = nr_ents;
-	h->raw_size = b.len;
-	h->comp_size = clen;
-	h->payload_crc = np_crc32c(0, seg + sizeof(*h), clen);
-	h->hdr_crc = np_crc32c(0, h, offsetof(struct np_seg_hdr, hdr_crc));
+	np_seg_seal(seg);
 	*out = seg;
-	*outlen = sizeof(*h) + clen;
 	seg = NULL;
 	ret = 0;
 out:
@@ -531,13 +475,10 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 {
 	struct np_stacktab *st = np_agg_stacktab(a);
 	uint32_t *str = NULL, *slen = NULL, *frame = NULL, *node = NULL;
-	uint32_t *pids = NULL, *comms = NULL, *cpus = NULL, *stacks = NULL;
-	uint64_t *counts = NULL;
+	struct np_seg_recs rc = { 0 };
 	struct np_seg_info in;
 	uint8_t *raw = NULL;
-	uint32_t crc;
 	struct np_rd r;
-	size_t n;
 	int ret;
 
 	ret = np_seg_header(buf, len, &in, err, errlen);
@@ -554,14 +495,9 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 			 len, (unsigned long long)in.size);
 		return -EBADMSG;
 	}
-	/* buf may sit at any offset of a standalone file: no casts */
-	memcpy(&crc, (const uint8_t *)buf +
-	       offsetof(struct np_seg_hdr, payload_crc), sizeof(crc));
-	if (np_crc32c(0, (const uint8_t *)buf + sizeof(struct np_seg_hdr),
-		      in.comp_size) != crc) {
-		snprintf(err, errlen, "segment payload checksum mismatch");
-		return -EBADMSG;
-	}
+	ret = np_seg_payload_check(buf, &in, err, errlen);
+	if (ret)
+		return ret;
 	/* Every table entry takes at least one payload byte: bound the
 	 * allocations below by raw_size before trusting the counts. */
 	if ((uint64_t)in.nr_strings + in.nr_frames * 3ULL + in.nr_nodes * 2ULL +
@@ -569,33 +505,21 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 		snprintf(err, errlen, "segment table counts exceed payload");
 		return -EBADMSG;
 	}
-	raw = malloc(in.raw_size ? in.raw_size : 1);
 	str = malloc((in.nr_strings + 1) * sizeof(*str));
 	slen = malloc((in.nr_strings + 1) * sizeof(*slen));
 	frame = malloc((in.nr_frames + 1) * sizeof(*frame));
 	node = malloc((in.nr_nodes + 1) * sizeof(*node));
-	pids = malloc((in.nr_records + 1) * sizeof(*pids));
-	comms = malloc((in.nr_records + 1) * sizeof(*comms));
-	cpus = malloc((in.nr_records + 1) * sizeof(*cpus));
-	stacks = malloc((in.nr_records + 1) * sizeof(*stacks));
-	counts = malloc((in.nr_records + 1) * sizeof(*counts));
-	ret = -ENOMEM;
-	if (!raw || !str || !slen || !frame || !node || !pids || !comms ||
-	    !cpus || !stacks || !counts) {
+	if (!str || !slen || !frame || !node ||
+	    np_seg_recs_alloc(&rc, in.nr_records)) {
 		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
 		goto out;
 	}
-	n = ZSTD_decompress(raw, in.raw_size,
-			    (const uint8_t *)buf + sizeof(struct np_seg_hdr),
-			    in.comp_size);
+	raw = np_seg_payload(buf, &in, err, errlen, &ret);
+	if (!raw)
+		goto out;
 	ret = -EBADMSG;
-	if (ZSTD_isError(n) || n != in.raw_size) {
-		snprintf(err, errlen, "segment payload does not decompress");
-		goto out;
-	}
-	r.p = raw;
-	r.end = raw + n;
-	r.bad = 0;
+	r = (struct np_rd){ .p = raw, .end = raw + in.raw_size };
 
 	for (uint32_t i = 0; i < in.nr_strings && !r.bad; i++) {
 		slen[i] = (uint32_t)np_get_var(&r);
@@ -615,14 +539,14 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 	}
 	{
 		/* Frame columns, read back to back into frame[] via temps. */
-		uint32_t *dk = pids, *nm = comms;	/* reuse as scratch */
+		uint32_t *dk = rc.pid, *nm = rc.comm;	/* reuse as scratch */
 		uint32_t nf = in.nr_frames;
 
 		if (nf > in.nr_records) {
 			free(dk);
 			free(nm);
-			pids = dk = malloc((nf + 1) * sizeof(*dk));
-			comms = nm = malloc((nf + 1) * sizeof(*nm));
+			rc.pid = dk = malloc((nf + 1) * sizeof(*dk));
+			rc.comm = nm = malloc((nf + 1) * sizeof(*nm));
 			if (!dk || !nm)
 				goto oom;
 		}
@@ -674,11 +598,11 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 	}
 	node[0] = NP_STACK_EMPTY;
 	{
-		uint32_t *par = stacks;		/* scratch */
+		uint32_t *par = rc.stack;		/* scratch */
 
 		if (in.nr_nodes > in.nr_records) {
-			free(stacks);
-			stacks = par = malloc((in.nr_nodes + 1) * sizeof(*par));
+			free(rc.stack);
+			rc.stack = par = malloc((in.nr_nodes + 1) * sizeof(*par));
 			if (!par)
 				goto oom;
 		}
@@ -721,48 +645,18 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 				goto oom;
 		}
 	}
-	{
-		uint32_t prev = 0;
-		int64_t sprev = 0;
-
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			uint64_t d = np_get_var(&r);
-
-			if (d > UINT32_MAX - prev)
-				r.bad = 1;
-			pids[i] = prev += (uint32_t)d;
-		}
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
-			comms[i] = np_get_id(&r, in.nr_strings);
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			uint64_t c = np_get_var(&r);
-
-			if (c > UINT32_MAX)
-				r.bad = 1;
-			cpus[i] = c ? (uint32_t)c - 1 : NP_CPU_ANY;
-		}
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++) {
-			int64_t s = sprev + np_unzigzag(np_get_var(&r));
-
-			if (s < 0 || s > in.nr_nodes)
-				r.bad = 1;
-			stacks[i] = (uint32_t)s;
-			sprev = s;
-		}
-		for (uint32_t i = 0; i < in.nr_records && !r.bad; i++)
-			counts[i] = np_get_var(&r);
-	}
+	np_seg_get_records(&r, &rc, in.nr_strings, in.nr_nodes);
 	if (r.bad || r.p != r.end) {
 		snprintf(err, errlen, "malformed segment payload");
 		ret = -EBADMSG;
 		goto out;
 	}
 	/* Only a fully validated segment is merged. */
-	for (uint32_t i = 0; i < in.nr_records; i++) {
-		if (pid >= 0 && pids[i] != (uint64_t)pid)
+	for (uint32_t i = 0; i < rc.nr; i++) {
+		if (pid >= 0 && rc.pid[i] != (uint64_t)pid)
 			continue;
-		if (np_agg_add(a, pids[i], cpus[i], str[comms[i]],
-			       node[stacks[i]], counts[i]))
+		if (np_agg_add(a, rc.pid[i], rc.cpu[i], str[rc.comm[i]],
+			       node[rc.stack[i]], rc.count[i]))
 			goto oom;
 	}
 	np_agg_lost(a, in.lost);
@@ -777,11 +671,7 @@ out:
 	free(slen);
 	free(frame);
 	free(node);
-	free(pids);
-	free(comms);
-	free(cpus);
-	free(stacks);
-	free(counts);
+	np_seg_recs_free(&rc);
 	return ret;
 }
 

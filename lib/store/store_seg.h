@@ -7,6 +7,7 @@
 #define NP_STORE_SEG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "store.h"
 #include "np_fileio.h"
@@ -30,36 +31,39 @@
  * before anything is allocated. */
 #define NP_SEG_MAX_PAYLOAD	(256ULL << 20)
 
-/* Little-endian, naturally aligned, 96 bytes. */
-struct np_seg_hdr {
-	char magic[8];
-	uint16_t version;
-	uint16_t hdr_size;
-	uint32_t flags;
-	uint64_t start_ns, end_ns;
-	uint64_t samples, lost;
-	uint32_t nr_strings, nr_frames, nr_nodes, nr_records;
-	uint64_t raw_size, comp_size;
+/*
+ * Every version's header starts with these fields, little-endian and
+ * naturally aligned, so one reader takes them from any version.
+ */
+#define NP_SEG_PREFIX_FIELDS						\
+	char magic[8];							\
+	uint16_t version;						\
+	uint16_t hdr_size;						\
+	uint32_t flags;							\
+	uint64_t start_ns, end_ns;					\
+	uint64_t samples, lost;						\
+	uint32_t nr_strings, nr_frames, nr_nodes, nr_records;		\
+	uint64_t raw_size, comp_size;					\
 	uint32_t payload_crc;	/* crc32c of the comp_size payload bytes */
+
+struct np_seg_prefix {
+	NP_SEG_PREFIX_FIELDS
+};
+
+/* Versions 1-3: 96 bytes. */
+struct np_seg_hdr {
+	NP_SEG_PREFIX_FIELDS
 	uint32_t reserved[2];
 	uint32_t hdr_crc;	/* crc32c of the 92 bytes before it */
 };
 
 _Static_assert(sizeof(struct np_seg_hdr) == 96, "segment header layout");
 
-/* Version 4: the same fields up to payload_crc, then the dictionary the
- * records' ids refer to.  nr_strings/nr_frames/nr_nodes are the sizes of
- * the dictionary's tables at dict_len (ids are below them). */
+/* Version 4: the prefix, then the dictionary the records' ids refer to.
+ * nr_strings/nr_frames/nr_nodes are the sizes of the dictionary's tables
+ * at dict_len (ids are below them). */
 struct np_seg_hdr4 {
-	char magic[8];
-	uint16_t version;
-	uint16_t hdr_size;	/* 128 */
-	uint32_t flags;
-	uint64_t start_ns, end_ns;
-	uint64_t samples, lost;
-	uint32_t nr_strings, nr_frames, nr_nodes, nr_records;
-	uint64_t raw_size, comp_size;
-	uint32_t payload_crc;
+	NP_SEG_PREFIX_FIELDS
 	uint32_t dict_crc;	/* crc32c of the dictionary's first dict_len bytes */
 	uint64_t epoch;		/* profile/dict-<epoch>.npd */
 	uint64_t dict_len;	/* bytes of it this segment needs */
@@ -68,6 +72,12 @@ struct np_seg_hdr4 {
 };
 
 _Static_assert(sizeof(struct np_seg_hdr4) == 128, "v4 segment header layout");
+
+#define NP_SEG_PAYLOAD_CRC_OFF	offsetof(struct np_seg_prefix, payload_crc)
+_Static_assert(offsetof(struct np_seg_hdr, payload_crc) == 80 &&
+	       offsetof(struct np_seg_hdr4, payload_crc) == 80 &&
+	       offsetof(struct np_seg_hdr4, dict_crc) == 84,
+	       "the prefix is the same in every version");
 
 /* The longest header of any version: what a reader fetches first. */
 #define NP_SEG_HDR_MAX	sizeof(struct np_seg_hdr4)
