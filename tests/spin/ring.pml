@@ -40,6 +40,12 @@
  * -DBUG_TRIM_STORE  trim tests head and then stores it, two steps
  *                   instead of a cmpxchg: a record a nested writer
  *                   reserved in between is overwritten.
+ * -DSTOP_RACE       np_rings_flush_lost() on another CPU while the
+ *                   watchdog's writers still run, as they do at STOP
+ *                   today (issue 14, section 2), its local_t updates
+ *                   unlocked against theirs.  Fails: first found, a
+ *                   RECOVERED record dropped after the flush is left in
+ *                   lost_pending, reported by no LOST record.
  * -DCHECK_LOST_SEQ  also check that LOST.seq is the first record dropped
  *                   since the previous LOST record.  Fails today (issue
  *                   14, section 7): a nested writer can emit the LOST
@@ -95,6 +101,28 @@ byte wdone;
 		c_lost[(p) & MASK] = nl					\
 	}
 
+/*
+ * local_t read-modify-writes: one instruction, so one step for the
+ * writers of this CPU.  With STOP_RACE another CPU runs them too, and
+ * without a LOCK prefix (local_cmpxchg() included) two CPUs' updates
+ * interleave between the load and the store; no interrupt comes in
+ * between them on this CPU (in_rmw holds nested writers off).
+ */
+#ifdef STOP_RACE
+bool in_rmw;
+#define RMW(load, store)						\
+	d_step { load; in_rmw = !remote };				\
+	d_step { store; in_rmw = false }
+#define INC(v)		RMW(rmw = v, v = rmw + 1)
+#define DEC(v)		RMW(rmw = v, v = rmw - 1)
+#define CMPXCHG(c, a)	RMW(c, a)
+#else
+#define in_rmw		false
+#define INC(v)		v++
+#define DEC(v)		v--
+#define CMPXCHG(c, a)	d_step { c -> a }
+#endif
+
 /* u64 wrap-around as the code relies on it: a - b, unsigned */
 #define UDIFF(a, b)	(((a) + 256 - (b)) % 256)
 
@@ -102,7 +130,7 @@ byte wdone;
 inline publish()
 {
 	if
-	:: nest > 1 -> nest--; goto pubdone
+	:: nest > 1 -> DEC(nest); goto pubdone
 	:: else
 	fi;
 again:
@@ -112,7 +140,7 @@ again:
 	nest = 0;				/* (F) before it */
 #ifndef BUG_NO_RECHECK
 	if					/* (G) before it */
-	:: h != head -> nest++; goto again
+	:: h != head -> INC(nest); goto again
 	:: else
 	fi;
 #endif
@@ -127,7 +155,7 @@ pubdone:
 inline reserve(size, headroom, sq)
 {
 	ok = false;
-	nest++;					/* (E) after it */
+	INC(nest);				/* (E) after it */
 	lost_sz = (lost_pending > 0 -> LOSTSZ : 0);
 	t = ctrl_tail;				/* (A) np_ring_tail() */
 	/*
@@ -154,7 +182,7 @@ inline reserve(size, headroom, sq)
 		fi;
 		/* local_cmpxchg() */
 		if
-		:: d_step { head == h -> head = h + pad + need; nofit = false }
+		:: CMPXCHG(head == h, head = h + pad + need; nofit = false)
 			break
 		:: else
 		fi
@@ -165,14 +193,20 @@ inline reserve(size, headroom, sq)
 		:: (size) == 0 -> publish()
 		:: else ->
 			/* local_inc_return(&r->lost_pending) == 1 */
+			/* local_inc_return(), and the ghosts in its step */
+#ifdef STOP_RACE
+			INC(lost_pending);
+			d_step { tmp = rmw + 1;
+#else
 			d_step { lost_pending++; tmp = lost_pending;
+#endif
 				 dropped[sq] = true;
 				 if :: first_drop == 255 -> first_drop = sq :: else fi };
 			if
 			:: tmp == 1 -> lost_seq = sq
 			:: else
 			fi;
-			lost++;
+			INC(lost);
 			publish()
 		fi
 	:: else ->
@@ -213,7 +247,7 @@ inline trim(size)
 #ifdef BUG_TRIM_STORE
 		:: head == hpos + hsize -> head = hpos + (size)
 #else
-		:: d_step { head == hpos + hsize -> head = hpos + (size) }
+		:: CMPXCHG(head == hpos + hsize, head = hpos + (size))
 #endif
 		:: else -> PUT(hpos + (size), PAD, hsize - (size), 0, 0)
 		fi;
@@ -233,14 +267,14 @@ inline commit(sq)
 	fi;
 #endif
 	PUT(hpos, REC, hsize, sq, 0);
-	produced++;
+	INC(produced);
 	publish()
 }
 
-#define WRITER_VARS	byte h, t, pos, hpos, hsize, need, pad, lost_sz, tmp, \
-			     nl, ls, fd, sq, saved; bool ok, nofit
+#define WRITER_VARS	byte h, t, pos, hpos, hsize, need, pad, lost_sz, tmp, rmw, \
+			     nl, ls, fd, sq, saved; bool ok, nofit, remote
 
-#define ENTER(lvl, cond)	atomic { cond -> saved = cur; cur = lvl }
+#define ENTER(lvl, cond)	atomic { cond && !in_rmw -> saved = cur; cur = lvl }
 #define LEAVE(lvl)		atomic { unmasked[lvl] = false; cur = saved }
 
 /* The watchdog's recovery record from its hrtimer. */
@@ -315,7 +349,11 @@ proctype stop()
 {
 	WRITER_VARS;
 
+#ifdef STOP_RACE
+	remote = true;
+#else
 	wdone == 2 && cur == 0;
+#endif
 	writers_done = true;
 	if
 	:: lost_pending > 0 ->
@@ -366,7 +404,7 @@ proctype consumer()
 			p = 0; sz = 0; h = 0
 		};
 		ctrl_tail = t			/* (D) */
-	:: stopped && ctrl_head == t -> break
+	:: stopped && wdone == 2 && cur == 0 && ctrl_head == t -> break
 	od
 }
 
