@@ -27,8 +27,10 @@ void usage_record(FILE *out)
 		"                      [-C CPUS] [-d SECS] [--backend kmod|perf]\n\n"
 		"Sample and write a profile file, for 'nmiprof report -i' and\n"
 		"'nmiprof export -i'.  Without -p or a command, samples every CPU (-a)\n"
-		"until interrupted (Ctrl-C) or for -d SECS.\n\n"
-		"  -o, --output FILE      the profile file (created or truncated)\n"
+		"until interrupted (Ctrl-C) or for -d SECS.  With a command, exits\n"
+		"with its status (255 if it could not be run).\n\n"
+		"  -o, --output FILE      the profile file, mode 0600 (an existing one\n"
+		"                         is kept as FILE.old)\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
 		"  -a, --all-cpus         system wide (the default)\n"
 		"  -p, --pid PID          only this process\n"
@@ -92,34 +94,77 @@ static int on_event(const struct np_event *ev, void *arg)
 
 /*
  * Fork the command stopped before exec, so sampling can start on its
- * pid first: it execs when we close the go pipe.
+ * pid first: it execs when we close the go pipe.  A failed exec writes
+ * its errno to *err_fd (closed by a successful exec), so the command's
+ * own exit 127 is not taken for ours.
  */
-static pid_t spawn(char **argv, int *go_fd)
+static pid_t spawn(char **argv, int *go_fd, int *err_fd)
 {
-	int go[2];
+	int go[2], ep[2];
 	pid_t pid;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -1;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(ep, O_CLOEXEC)) {
 		close(go[0]);
 		close(go[1]);
 		return -1;
 	}
+	pid = fork();
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		close(ep[0]);
+		close(ep[1]);
+		return -1;
+	}
 	if (!pid) {
 		char c;
+		int e;
 
 		close(go[1]);
+		close(ep[0]);
 		if (read(go[0], &c, 1) != 1)	/* EOF without a byte: abort */
 			_exit(127);
 		execvp(argv[0], argv);
-		fprintf(stderr, "nmiprof: record: %s: %s\n", argv[0], strerror(errno));
+		e = errno;
+		fprintf(stderr, "nmiprof: record: %s: %s\n", argv[0], strerror(e));
+		if (write(ep[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
 		_exit(127);
 	}
 	close(go[0]);
+	close(ep[1]);
 	*go_fd = go[1];
+	*err_fd = ep[0];
 	return pid;
+}
+
+/*
+ * The exit code of `record -- CMD`, as perf's: the command's own status
+ * (128 + signal if killed), 255 if it could not be run at all.
+ */
+static int command_status(int status, int err_fd)
+{
+	int e;
+
+	if (err_fd >= 0 && read(err_fd, &e, sizeof(e)) == sizeof(e))
+		return 255;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 255;
+}
+
+/*
+ * Slices grow from 1 s to the store's slice length, so a recording that
+ * is killed early still keeps most of what it sampled.
+ */
+static uint64_t next_slice_ns(uint64_t cur)
+{
+	cur = cur ? cur * 2 : 1000000000ULL;
+	return cur < NP_STORE_DEFAULT_SLICE_NS ? cur : NP_STORE_DEFAULT_SLICE_NS;
 }
 
 int cmd_record(int argc, char **argv)
@@ -131,9 +176,10 @@ int cmd_record(int argc, char **argv)
 	struct np_file *file = NULL;
 	const char *output = NULL;
 	uint64_t v, duration_ns = 0, start_mono, slice_start, wall_start;
-	uint64_t samples = 0, lost = 0, segments = 0;
+	uint64_t samples = 0, lost = 0, segments = 0, slice_ns = 0;
 	pid_t child = -1;
-	int go_fd = -1, opt, ret = EXIT_OK, status = 0;
+	int go_fd = -1, err_fd = -1, opt, ret = EXIT_OK, status = 0, ran = 0;
+	int committed = 0;
 	char err[512];
 
 	np_backend_opts_init(&bo);
@@ -200,7 +246,8 @@ int cmd_record(int argc, char **argv)
 		np_symbolizer_free(r.syms);
 		return EXIT_FAILURE_RT;
 	}
-	/* The file before sampling: a bad path fails fast, before any work. */
+	/* The file before sampling: a bad path fails fast, before any work;
+	 * an existing one is replaced only once sampling has started. */
 	file = np_file_create(output, NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
 	if (!file) {
 		cli_error("record", "%s", err);
@@ -209,7 +256,7 @@ int cmd_record(int argc, char **argv)
 	}
 	cli_catch_signals();
 	if (optind < argc) {
-		child = spawn(argv + optind, &go_fd);
+		child = spawn(argv + optind, &go_fd, &err_fd);
 		if (child < 0) {
 			cli_error("record", "fork: %s", strerror(errno));
 			ret = EXIT_FAILURE_RT;
@@ -222,6 +269,16 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (np_symbolizer_warning(r.syms))
 		cli_error("record", "warning: %s", np_symbolizer_warning(r.syms));
+	/* An empty first segment: the file is a valid (empty) profile from
+	 * now on, whatever happens to us. */
+	wall_start = np_real_ns();
+	if (np_file_write(file, r.agg, wall_start, wall_start, err, sizeof(err)) ||
+	    np_file_commit(file, err, sizeof(err))) {
+		cli_error("record", "%s", err);
+		ret = EXIT_FAILURE_RT;
+		goto out;
+	}
+	committed = 1;
 	if (go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
 			cli_error("record", "cannot start the command");
@@ -230,7 +287,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	start_mono = slice_start = np_mono_ns();
-	wall_start = np_real_ns();
+	slice_ns = next_slice_ns(0);
 	for (;;) {
 		uint64_t now = np_mono_ns();
 		int done = cli_interrupted() ||
@@ -238,6 +295,7 @@ int cmd_record(int argc, char **argv)
 
 		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
 			child = -1;
+			ran = 1;
 			done = 1;
 		}
 		int pr = np_backend_poll(b, done ? 0 : 200);
@@ -261,7 +319,7 @@ int cmd_record(int argc, char **argv)
 			done = 1;
 		}
 		/* A segment per slice, and one at the end, each fdatasync'ed. */
-		if (done || now - slice_start >= NP_STORE_DEFAULT_SLICE_NS) {
+		if (done || now - slice_start >= slice_ns) {
 			uint64_t wall_now = np_real_ns();
 
 			if (np_agg_samples(r.agg) || np_agg_lost_count(r.agg)) {
@@ -277,6 +335,7 @@ int cmd_record(int argc, char **argv)
 			}
 			np_agg_reset(r.agg);
 			slice_start = now;
+			slice_ns = next_slice_ns(slice_ns);
 			wall_start = wall_now;
 		}
 		if (done)
@@ -295,16 +354,24 @@ out:
 	if (child > 0) {
 		if (cli_interrupted())
 			kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		if (waitpid(child, &status, 0) == child)
+			ran = 1;
 	}
+
 	if (b) {
 		np_backend_stop(b);
 		np_backend_close(b);
 	}
-	if (file && np_file_close(file) && ret == EXIT_OK) {
+	if (file && !committed)
+		np_file_discard(file);	/* sampling never started: keep output as it was */
+	else if (file && np_file_close(file) && ret == EXIT_OK) {
 		cli_error("record", "%s: close failed", output);
 		ret = EXIT_FAILURE_RT;
 	}
+	if (ran && ret == EXIT_OK)
+		ret = command_status(status, err_fd);
+	if (err_fd >= 0)
+		close(err_fd);
 	np_agg_free(r.agg);
 	np_symbolizer_free(r.syms);
 	return ret;

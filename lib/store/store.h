@@ -115,13 +115,25 @@ int np_profile_foreach(const struct np_agg *a, np_prof_fn fn, void *arg);
 /* ---- standalone file writer (`nmiprof record -o`) ------------------ */
 
 struct np_file;
-/* Creates or truncates path. */
+/*
+ * Starts a profile for path under a temporary name beside it (0600);
+ * path itself is untouched until np_file_commit().  NULL with err and
+ * errno on failure.
+ */
 struct np_file *np_file_create(const char *path, int level,
 			       char *err, size_t errlen);
+/*
+ * Gives the profile its name: a non-empty file already at path becomes
+ * path.old.  Segments written before and after land in the same file.
+ */
+int np_file_commit(struct np_file *f, char *err, size_t errlen);
 /* Append one segment and fdatasync: a crash keeps every earlier one. */
 int np_file_write(struct np_file *f, const struct np_agg *a,
 		  uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen);
+/* Commits (if not done yet) and closes. */
 int np_file_close(struct np_file *f);
+/* Closes; an uncommitted profile is removed, path left as it was. */
+void np_file_discard(struct np_file *f);
 
 /* ---- directory store writer (nmiprofd) ---------------------------- */
 

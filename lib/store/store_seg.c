@@ -737,25 +737,99 @@ int np_profile_foreach(const struct np_agg *a, np_prof_fn fn, void *arg)
 struct np_file {
 	int fd;
 	int level;
+	int committed;
+	char *path;	/* the name the profile gets at np_file_commit() */
+	char *tmp;	/* where it is written until then */
 };
 
+/*
+ * The profile is written under a temporary name in path's directory, so
+ * a recording that cannot start leaves an existing file alone; 0600, as
+ * perf creates perf.data: a profile names other users' processes and,
+ * with kernel frames, where the kernel's text sits.
+ */
 struct np_file *np_file_create(const char *path, int level,
 			       char *err, size_t errlen)
 {
 	struct np_file *f = calloc(1, sizeof(*f));
+	size_t n = strlen(path);
+	struct stat st;
 
-	if (!f) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
+	if (f) {
+		f->path = strdup(path);
+		f->tmp = malloc(n + sizeof(".tmp.XXXXXX"));
 	}
-	f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (f->fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		free(f);
-		return NULL;
+	if (!f || !f->path || !f->tmp) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (!n || path[n - 1] == '/' || (!stat(path, &st) && S_ISDIR(st.st_mode))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		errno = EISDIR;
+		goto fail;
 	}
 	f->level = level;	/* 0: by size */
+	/* A device or pipe (/dev/stdout, a fifo) is written as it is. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		f->fd = open(path, O_WRONLY | O_CLOEXEC);
+		f->committed = 1;
+	} else {
+		memcpy(f->tmp, path, n);
+		memcpy(f->tmp + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+		f->fd = mkostemp(f->tmp, O_CLOEXEC);	/* mode 0600 */
+	}
+	if (f->fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		errno = e;
+		goto fail;
+	}
 	return f;
+fail:
+	if (f) {
+		free(f->path);
+		free(f->tmp);
+	}
+	free(f);
+	return NULL;
+}
+
+int np_file_commit(struct np_file *f, char *err, size_t errlen)
+{
+	struct stat st;
+	char *old;
+
+	if (f->committed)
+		return 0;
+	/* A non-empty profile already there is kept as FILE.old (perf's
+	 * perf.data.old), replacing an older one. */
+	if (!stat(f->path, &st) && S_ISREG(st.st_mode) && st.st_size) {
+		old = malloc(strlen(f->path) + sizeof(".old"));
+		if (!old) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		strcpy(old, f->path);
+		strcat(old, ".old");
+		if (rename(f->path, old)) {
+			int e = errno;
+
+			snprintf(err, errlen, "cannot keep %s as %s: %s", f->path,
+				 old, strerror(e));
+			free(old);
+			return -e;
+		}
+		free(old);
+	}
+	if (rename(f->tmp, f->path)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", f->path, strerror(e));
+		return -e;
+	}
+	f->committed = 1;
+	return 0;
 }
 
 int np_file_write(struct np_file *f, const struct np_agg *a,
@@ -772,7 +846,7 @@ int np_file_write(struct np_file *f, const struct np_agg *a,
 	ret = np_write_all(f->fd, seg, len);
 	/* Each segment is durable before the next slice starts, so a crash
 	 * loses at most the slice in memory; a torn tail is skipped. */
-	if (!ret && fdatasync(f->fd))
+	if (!ret && fdatasync(f->fd) && errno != EINVAL)	/* EINVAL: a pipe */
 		ret = -errno;
 	free(seg);
 	if (ret)
@@ -780,16 +854,35 @@ int np_file_write(struct np_file *f, const struct np_agg *a,
 	return ret;
 }
 
-int np_file_close(struct np_file *f)
+static int file_end(struct np_file *f, int keep)
 {
 	int ret = 0;
 
 	if (!f)
 		return 0;
-	if (close(f->fd))
+	if (keep && !f->committed) {
+		char err[8];
+
+		ret = np_file_commit(f, err, sizeof(err));
+	}
+	if (close(f->fd) && !ret)
 		ret = -errno;
+	if (!f->committed)
+		unlink(f->tmp);
+	free(f->path);
+	free(f->tmp);
 	free(f);
 	return ret;
+}
+
+int np_file_close(struct np_file *f)
+{
+	return file_end(f, 1);
+}
+
+void np_file_discard(struct np_file *f)
+{
+	file_end(f, 0);
 }
 
 static int overlaps(const struct np_seg_info *in, const struct np_read_opts *o)

@@ -25,6 +25,10 @@ add_test(NAME cli_top_tmux COMMAND sh ${NMIPROF_CLI_TESTS}/top_tmux.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top)
 add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/record)
+# record's output file and exit code against perf record's (issue 15).
+add_test(NAME cli_record_output COMMAND sh ${NMIPROF_CLI_TESTS}/record_output.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_TESTS}/fixture.nmp
+  ${NMIPROF_CLI_WORK}/record_output)
 add_test(NAME cli_top_daemon COMMAND sh ${NMIPROF_CLI_TESTS}/top_daemon.sh
   $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
   ${NMIPROF_CLI_WORK}/top_daemon)
@@ -38,9 +42,9 @@ else()
   add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
 endif()
 set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_record
-  cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+  cli_record_output cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
-set_tests_properties(cli_top_tmux cli_record cli_top_daemon
+set_tests_properties(cli_top_tmux cli_record cli_record_output cli_top_daemon
   PROPERTIES RUN_SERIAL TRUE)
 
 # Benchmark: the cost of one top refresh over 100k rows (prints figures).

@@ -289,6 +289,8 @@ static void test_file(void)
 	CHECK(f != NULL);
 	if (!f)
 		return;
+	CHECK(np_file_commit(f, err, sizeof(err)) == 0);
+	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
 	for (uint32_t i = 0; i < 3; i++) {
 		np_agg_reset(a);
 		util_slice(a, i, 2000, 300);
