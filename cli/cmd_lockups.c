@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "lockstore.h"
@@ -102,8 +103,10 @@ int cmd_lockups(int argc, char **argv)
 {
 	const char *store = NP_STORE_DEFAULT_DIR, *verb = "list";
 	struct list_ctx c = { 0 };
+	struct np_lockup_rec *r = NULL;
 	char err[512] = "";
-	int opt, ret;
+	struct stat sb;
+	int opt, ret, nargs;
 
 	optind = 1;
 	opterr = 0;
@@ -121,41 +124,45 @@ int cmd_lockups(int argc, char **argv)
 	}
 	if (optind < argc)
 		verb = argv[optind++];
+	if (strcmp(verb, "list") && strcmp(verb, "show"))
+		return cli_usage_error("lockups", "unknown action '%s' (list, show ID)",
+				       verb);
+	nargs = !strcmp(verb, "show");	/* show ID */
+	if (optind + nargs > argc)
+		return cli_usage_error("lockups", "show needs a lockup ID");
+	if (optind + nargs < argc)
+		return cli_usage_error("lockups", "unexpected argument '%s'",
+				       argv[optind + nargs]);
+	/* A store that is not there is an error, not "no lockups": a
+	 * watchdog must not look healthy because the path was wrong. */
+	if (stat(store, &sb) || !S_ISDIR(sb.st_mode)) {
+		int e = errno;
+
+		if (!stat(store, &sb))
+			cli_error("lockups", "%s: not a store directory", store);
+		else
+			cli_error("lockups", "%s: %s (no store: is nmiprofd running?)",
+				  store, strerror(e));
+		return e == EACCES ? EXIT_NO_PERM : EXIT_BAD_INPUT;
+	}
 	if (!strcmp(verb, "list")) {
-		if (optind < argc)
-			return cli_usage_error("lockups", "unexpected argument '%s'",
-					       argv[optind]);
 		ret = np_lockstore_list(store, list_one, &c, list_warn, &c, err,
 					sizeof(err));
-		if (ret == -ENOENT) {
-			/* A store without a lockups/ directory has none yet. */
-			printf("no lockups recorded in %s\n", store);
-			return EXIT_OK;
-		}
 		if (ret < 0) {
 			cli_error("lockups", "%s", err[0] ? err : strerror(-ret));
 			return ret == -EACCES ? EXIT_NO_PERM : EXIT_BAD_INPUT;
 		}
+		/* A store without a lockups/ directory has none yet. */
 		if (!c.n)
 			printf("no lockups recorded in %s\n", store);
 		return EXIT_OK;
 	}
-	if (!strcmp(verb, "show")) {
-		struct np_lockup_rec *r = NULL;
-
-		if (optind >= argc)
-			return cli_usage_error("lockups", "show needs a lockup ID");
-		if (optind + 1 < argc)
-			return cli_usage_error("lockups", "unexpected argument '%s'",
-					       argv[optind + 1]);
-		ret = np_lockstore_read(store, argv[optind], &r, err, sizeof(err));
-		if (ret < 0) {
-			cli_error("lockups", "%s", err[0] ? err : strerror(-ret));
-			return ret == -EACCES ? EXIT_NO_PERM : EXIT_BAD_INPUT;
-		}
-		show(r);
-		np_lockup_rec_free(r);
-		return EXIT_OK;
+	ret = np_lockstore_read(store, argv[optind], &r, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("lockups", "%s", err[0] ? err : strerror(-ret));
+		return ret == -EACCES ? EXIT_NO_PERM : EXIT_BAD_INPUT;
 	}
-	return cli_usage_error("lockups", "unknown action '%s' (list, show ID)", verb);
+	show(r);
+	np_lockup_rec_free(r);
+	return EXIT_OK;
 }

@@ -87,6 +87,11 @@ expect 1 record record -o x.nmp -p 1 -- true
 expect 1 lockups lockups show
 expect 1 lockups lockups frobnicate
 expect 5 lockups lockups --store "$WORK" show no-such-lockup
+# a store that is not there is an error, not "no lockups recorded"
+expect 5 lockups lockups --store "$WORK/no-such-store" list
+expect 5 lockups lockups --store "$WORK/no-such-store"
+expect 5 lockups lockups --store "$WORK/no-such-store" show x
+expect 5 lockups lockups --store "$FIX" list
 expect 1 status status --bogus
 expect 2 top top --daemon --socket "$WORK/no-such.sock" --once
 expect 1 top top --daemon -F 99 --once
