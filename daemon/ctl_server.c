@@ -48,24 +48,37 @@ struct npd_ctl_server {
 	struct np_ctl_line req;	/* scratch: 4 KiB, kept off the stack */
 };
 
-/* mkdir -p of path's parent directories (mode 0755, like /run/<daemon>). */
-static int npd_mkdir_parents(const char *path, char *err, size_t errlen)
+/*
+ * The default socket's directory (/run/nmiprof) is ours to create, mode
+ * 0755 like /run/<daemon>.  A directory named by -S or the config is the
+ * admin's: a missing one is a typo to report, not a tree to make.
+ */
+static int npd_socket_dir(const char *path, char *err, size_t errlen)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+	struct stat sb;
 
 	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (!strcmp(path, NP_CTL_DEFAULT_SOCKET)) {
 		if (mkdir(dir, 0755) && errno != EEXIST) {
 			snprintf(err, errlen, "cannot create %s: %s", dir,
 				 strerror(errno));
 			return -1;
 		}
-		*p = '/';
+		return 0;
 	}
-	return 0;
+	if (stat(dir, &sb))
+		snprintf(err, errlen, "socket directory %s: %s", dir, strerror(errno));
+	else if (!S_ISDIR(sb.st_mode))
+		snprintf(err, errlen, "socket directory %s: %s", dir, strerror(ENOTDIR));
+	else
+		return 0;
+	return -1;
 }
 
 /* Remove a stale socket file; refuse if a daemon still answers there. */
@@ -135,7 +148,7 @@ struct npd_ctl_server *npd_ctl_server_open(const char *path,
 		return NULL;
 	}
 	strcpy(sa.sun_path, path);
-	if (npd_mkdir_parents(path, err, errlen) ||
+	if (npd_socket_dir(path, err, errlen) ||
 	    npd_clear_stale(&sa, err, errlen))
 		return NULL;
 	s = calloc(1, sizeof(*s));

@@ -21,7 +21,8 @@ typedef void (*npd_ctl_handler)(const struct np_ctl_line *req,
 struct npd_ctl_server;
 
 /*
- * Create the socket at path: its directory if missing, mode 0660, group
+ * Create the socket at path (its directory only if it is the default's,
+ * /run/nmiprof), mode 0660, group
  * "nmiprof" if that group exists (else root's).  Refuses to start when a
  * live daemon answers on path; removes a stale socket file.
  */

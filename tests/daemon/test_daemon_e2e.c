@@ -643,6 +643,13 @@ int main(int argc, char **argv)
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nmiprofd-e2e.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		fatal(NULL, "mkdtemp: %s", strerror(errno));
+	{
+		char run[96];
+
+		snprintf(run, sizeof(run), "%s/run", tmpdir);	/* socket dir */
+		if (mkdir(run, 0755))
+			fatal(NULL, "mkdir %s: %s", run, strerror(errno));
+	}
 	make_paths(&p, "d");
 	/* The backend is set in the file, not by flag: reloads may change it. */
 	write_file(p.conf, "# e2e\nfrequency = 499\nuser_stacks = yes\nbackend = libperf\n");

@@ -9,7 +9,8 @@
  *   - user samples of this process are symbolized (test_npd_marker)
  *   - status and top report them; malformed commands get ERR
  *   - the flushed slice holds every sample and the lost count
- *   - the socket is created 0660
+ *   - the socket is created 0660; a missing socket directory (not the
+ *     default's) is an error, not created
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -123,6 +124,16 @@ int main(void)
 	d.live = npd_live_new(d.cfg.live_s, npd_symcache_lookup, d.symc);
 	d.slices = npd_slices_open(&d.cfg, npd_symcache_lookup, d.symc,
 				   err, sizeof(err));
+	/* A socket directory that is not there is an error, not created. */
+	CHECK(npd_ctl_server_open(sock, npd_command, &d, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "run: No such file or directory") != NULL);
+	{
+		char run[128];
+
+		snprintf(run, sizeof(run), "%s/run", tmp);
+		CHECK(stat(run, &st) != 0);
+		CHECK(mkdir(run, 0755) == 0);
+	}
 	d.ctl = npd_ctl_server_open(sock, npd_command, &d, err, sizeof(err));
 	if (!d.live || !d.slices || !d.ctl) {
 		fprintf(stderr, "set-up: %s\n", err);
