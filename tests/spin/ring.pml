@@ -34,6 +34,11 @@
  * Deliberate bugs:
  * -DBUG_NO_RECHECK  publish does not re-read head after nest = 0 (G):
  *                   a nested writer's record is never published.
+ * -DBUG_HOIST_HEAD  the retry reads head before its nest++, as the
+ *                   compiler could before (E) was at the label: a
+ *                   writer in between publishes, and ours moves the
+ *                   published head back over what was consumed.  Needs
+ *                   two writers to interrupt the retry: -DNMI_RUNS=2.
  * -DBUG_EARLY_HEAD  the head is stored before the record is written
  *                   (no release at (B)): the consumer reads a record
  *                   that is not there yet.
@@ -135,12 +140,17 @@ inline publish()
 	fi;
 again:
 	h = head;				/* (E) before it */
+hoisted:
 	pub_head = h;
 	ctrl_head = h;				/* (B) */
 	nest = 0;				/* (F) before it */
 #ifndef BUG_NO_RECHECK
 	if					/* (G) before it */
+#ifdef BUG_HOIST_HEAD
+	:: h != head -> h = head; INC(nest); goto hoisted
+#else
 	:: h != head -> INC(nest); goto again
+#endif
 	:: else
 	fi;
 #endif
