@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "export_fmt.h"
+#include "export.h"
 #include "store.h"
 
 void usage_export(FILE *out)

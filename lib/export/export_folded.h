@@ -7,7 +7,7 @@
 #define NP_EXPORT_FOLDED_H
 
 #include <stddef.h>
-#include "export_fmt.h"
+#include "export.h"
 
 struct np_folded_line {
 	char *stack;		/* "comm;outer;...;inner" */

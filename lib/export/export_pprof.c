@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export_fmt.h"
+#include "export.h"
 #include "export_pb.h"
 #include "export_strmap.h"
 

@@ -8,8 +8,8 @@
  * (pid, comm, cpu, kernel/user frames) apply to exports too.  Output is
  * deterministic for a given input: equal inputs give equal bytes.
  */
-#ifndef NP_EXPORT_FMT_H
-#define NP_EXPORT_FMT_H
+#ifndef NP_EXPORT_H
+#define NP_EXPORT_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -44,4 +44,4 @@ int np_export(struct topview *tv, enum np_export_format fmt,
 	      const struct np_export_opts *o, FILE *out,
 	      char *err, size_t errlen);
 
-#endif /* NP_EXPORT_FMT_H */
+#endif /* NP_EXPORT_H */
