@@ -282,7 +282,7 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 	ro.warn = load_warn;
 	ro.warn_arg = &c;
 	if (src->file)
-		ret = np_file_read(src->file, &ro, a, &st, err, sizeof(err));
+		ret = np_profile_read(src->file, &ro, a, &st, err, sizeof(err));
 	else
 		ret = np_store_read(what, &ro, a, &st, err, sizeof(err));
 	if (ret < 0) {

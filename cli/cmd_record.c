@@ -173,7 +173,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = { 0 };
 	struct np_agg_opts ao;
 	struct np_backend *b = NULL;
-	struct np_file *file = NULL;
+	struct np_profile *file = NULL;
 	const char *output = NULL;
 	uint64_t v, duration_ns = 0, start_mono, slice_start, wall_start;
 	uint64_t samples = 0, lost = 0, segments = 0, slice_ns = 0;
@@ -248,7 +248,7 @@ int cmd_record(int argc, char **argv)
 	}
 	/* The file before sampling: a bad path fails fast, before any work;
 	 * an existing one is replaced only once sampling has started. */
-	file = np_file_create(output, NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
+	file = np_profile_create(output, NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
 	if (!file) {
 		cli_error("record", "%s", err);
 		ret = errno == EACCES ? EXIT_NO_PERM : EXIT_FAILURE_RT;
@@ -272,8 +272,8 @@ int cmd_record(int argc, char **argv)
 	/* An empty first segment: the file is a valid (empty) profile from
 	 * now on, whatever happens to us. */
 	wall_start = np_real_ns();
-	if (np_file_write(file, r.agg, wall_start, wall_start, err, sizeof(err)) ||
-	    np_file_commit(file, err, sizeof(err))) {
+	if (np_profile_write(file, r.agg, wall_start, wall_start, err, sizeof(err)) ||
+	    np_profile_commit(file, err, sizeof(err))) {
 		cli_error("record", "%s", err);
 		ret = EXIT_FAILURE_RT;
 		goto out;
@@ -325,7 +325,7 @@ int cmd_record(int argc, char **argv)
 			if (np_agg_samples(r.agg) || np_agg_lost_count(r.agg)) {
 				samples += np_agg_samples(r.agg);
 				lost += np_agg_lost_count(r.agg);
-				if (np_file_write(file, r.agg, wall_start, wall_now,
+				if (np_profile_write(file, r.agg, wall_start, wall_now,
 						  err, sizeof(err))) {
 					cli_error("record", "%s", err);
 					ret = EXIT_FAILURE_RT;
@@ -363,8 +363,8 @@ out:
 		np_backend_close(b);
 	}
 	if (file && !committed)
-		np_file_discard(file);	/* sampling never started: keep output as it was */
-	else if (file && np_file_close(file) && ret == EXIT_OK) {
+		np_profile_discard(file);	/* sampling never started: keep output as it was */
+	else if (file && np_profile_close(file) && ret == EXIT_OK) {
 		cli_error("record", "%s: close failed", output);
 		ret = EXIT_FAILURE_RT;
 	}

@@ -63,7 +63,7 @@ int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 		  char *err, size_t errlen);
 
-/* ---- readers ------------------------------------------------------ */
+/* ---- readers (store_read.c, profile.c, store.c) ------------------- */
 
 struct np_read_opts {
 	uint64_t since_ns, until_ns;	/* 0: unbounded */
@@ -87,7 +87,7 @@ void np_read_opts_init(struct np_read_opts *o);
 int np_store_read(const char *dir, const struct np_read_opts *o,
 		  struct np_agg *a, struct np_read_stats *st,
 		  char *err, size_t errlen);
-int np_file_read(const char *path, const struct np_read_opts *o,
+int np_profile_read(const char *path, const struct np_read_opts *o,
 		 struct np_agg *a, struct np_read_stats *st,
 		 char *err, size_t errlen);
 
@@ -112,28 +112,28 @@ typedef int (*np_prof_fn)(const struct np_prof_sample *s, void *arg);
 /* Highest count first.  Stops early and returns fn's value if nonzero. */
 int np_profile_foreach(const struct np_agg *a, np_prof_fn fn, void *arg);
 
-/* ---- standalone file writer (`nmiprof record -o`) ------------------ */
+/* ---- standalone file writer (`nmiprof record -o`): profile.c ------ */
 
-struct np_file;
+struct np_profile;
 /*
  * Starts a profile for path under a temporary name beside it (0600);
- * path itself is untouched until np_file_commit().  NULL with err and
+ * path itself is untouched until np_profile_commit().  NULL with err and
  * errno on failure.
  */
-struct np_file *np_file_create(const char *path, int level,
+struct np_profile *np_profile_create(const char *path, int level,
 			       char *err, size_t errlen);
 /*
  * Gives the profile its name: a non-empty file already at path becomes
  * path.old.  Segments written before and after land in the same file.
  */
-int np_file_commit(struct np_file *f, char *err, size_t errlen);
+int np_profile_commit(struct np_profile *f, char *err, size_t errlen);
 /* Append one segment and fdatasync: a crash keeps every earlier one. */
-int np_file_write(struct np_file *f, const struct np_agg *a,
+int np_profile_write(struct np_profile *f, const struct np_agg *a,
 		  uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen);
 /* Commits (if not done yet) and closes. */
-int np_file_close(struct np_file *f);
+int np_profile_close(struct np_profile *f);
 /* Closes; an uncommitted profile is removed, path left as it was. */
-void np_file_discard(struct np_file *f);
+void np_profile_discard(struct np_profile *f);
 
 /* ---- directory store writer (nmiprofd) ---------------------------- */
 

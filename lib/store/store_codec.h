@@ -12,6 +12,8 @@
 #include "np_buf.h"
 #include "stacktab.h"
 
+/* Order of a v3 segment's records (np_agg_entry): pid, comm, cpu, stack. */
+int np_seg_rec_cmp(const void *a, const void *b);
 /* Sort frame ids of st by content: (dso, kernel, name, offset), strings
  * compared bytewise, "no name" first (store_seg.c). */
 void np_seg_sort_frames(const struct np_stacktab *st, uint32_t *ids, uint32_t n);
@@ -32,7 +34,7 @@ int np_seg_level(size_t len);
 /*
  * zstd-compress b into a new buffer behind hdr_size bytes left for the
  * caller's header (level <= 0: np_seg_level()).  NULL on ENOMEM or a
- * zstd error; *clen is the compressed length.  store_seg.c.
+ * zstd error; *clen is the compressed length.
  */
 uint8_t *np_seg_compress(size_t hdr_size, const struct np_buf *b, int level,
 			 size_t *clen);

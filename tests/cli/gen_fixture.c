@@ -120,27 +120,27 @@ fail:
 int main(int argc, char **argv)
 {
 	struct np_agg *a = np_agg_new(NULL);
-	struct np_file *f;
+	struct np_profile *f;
 	char err[256];
 
 	if (argc < 2 || argc > 3 || !a) {
 		fprintf(stderr, "usage: gen_fixture OUT [STORE_DIR]\n");
 		return 1;
 	}
-	f = np_file_create(argv[1], NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
+	f = np_profile_create(argv[1], NP_STORE_DEFAULT_LEVEL, err, sizeof(err));
 	if (!f) {
 		fprintf(stderr, "gen_fixture: %s\n", err);
 		return 1;
 	}
 	np_agg_lost(a, 3);
 	if (fill(a, slice1, sizeof(slice1) / sizeof(slice1[0])) ||
-	    np_file_write(f, a, T0, T0 + MIN, err, sizeof(err)))
+	    np_profile_write(f, a, T0, T0 + MIN, err, sizeof(err)))
 		goto fail;
 	np_agg_reset(a);
 	if (fill(a, slice2, sizeof(slice2) / sizeof(slice2[0])) ||
-	    np_file_write(f, a, T0 + MIN, T0 + 2 * MIN, err, sizeof(err)))
+	    np_profile_write(f, a, T0 + MIN, T0 + 2 * MIN, err, sizeof(err)))
 		goto fail;
-	if (np_file_close(f)) {
+	if (np_profile_close(f)) {
 		fprintf(stderr, "gen_fixture: close failed\n");
 		return 1;
 	}

@@ -279,36 +279,36 @@ static void test_file(void)
 	struct np_read_opts o;
 	uint32_t all[] = { 0, 1, 2 }, ends[] = { 0, 2 }, first[] = { 0 };
 	struct np_agg *a = util_agg(), *r;
-	struct np_file *f;
+	struct np_profile *f;
 	char *got, *exp;
 	struct stat sb;
 	off_t seg0 = 0;
 
 	snprintf(path, sizeof(path), "%s/standalone.nmiprof", base);
-	f = np_file_create(path, 3, err, sizeof(err));
+	f = np_profile_create(path, 3, err, sizeof(err));
 	CHECK(f != NULL);
 	if (!f)
 		return;
-	CHECK(np_file_commit(f, err, sizeof(err)) == 0);
+	CHECK(np_profile_commit(f, err, sizeof(err)) == 0);
 	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
 	for (uint32_t i = 0; i < 3; i++) {
 		np_agg_reset(a);
 		util_slice(a, i, 2000, 300);
-		CHECK(np_file_write(f, a, T0 + i * SEC, T0 + (i + 1) * SEC,
+		CHECK(np_profile_write(f, a, T0 + i * SEC, T0 + (i + 1) * SEC,
 				    err, sizeof(err)) == 0);
 		if (i == 0) {
 			stat(path, &sb);
 			seg0 = sb.st_size;	/* segment 1 starts here */
 		}
 	}
-	CHECK(np_file_close(f) == 0);
+	CHECK(np_profile_close(f) == 0);
 	np_agg_free(a);
 	np_read_opts_init(&o);
 	o.warn = util_warn;
 	o.warn_arg = &w;
 
 	r = np_agg_new(NULL);
-	CHECK(np_file_read(path, &o, r, &st, err, sizeof(err)) == 0);
+	CHECK(np_profile_read(path, &o, r, &st, err, sizeof(err)) == 0);
 	got = util_canon(r);
 	exp = expect(all, 3, 2000, 300);
 	CHECK(!strcmp(got, exp) && st.segments == 3 && w.n == 0);
@@ -319,7 +319,7 @@ static void test_file(void)
 	/* damage the middle segment: the reader resyncs on the next one */
 	flip_byte(path, seg0 + 150);
 	r = np_agg_new(NULL);
-	CHECK(np_file_read(path, &o, r, &st, err, sizeof(err)) == 0);
+	CHECK(np_profile_read(path, &o, r, &st, err, sizeof(err)) == 0);
 	got = util_canon(r);
 	exp = expect(ends, 2, 2000, 300);
 	CHECK(!strcmp(got, exp) && st.segments == 2 && st.skipped == 1);
@@ -333,7 +333,7 @@ static void test_file(void)
 	CHECK(truncate(path, sb.st_size - 7) == 0);
 	r = np_agg_new(NULL);
 	w.n = 0;
-	CHECK(np_file_read(path, &o, r, &st, err, sizeof(err)) == 0);
+	CHECK(np_profile_read(path, &o, r, &st, err, sizeof(err)) == 0);
 	got = util_canon(r);
 	exp = expect(first, 1, 2000, 300);
 	CHECK(!strcmp(got, exp) && st.segments == 1 && w.n == 2);
@@ -343,9 +343,9 @@ static void test_file(void)
 
 	/* not a profile at all */
 	r = np_agg_new(NULL);
-	CHECK(np_file_read("/etc/hostname", &o, r, &st, err, sizeof(err)) < 0);
+	CHECK(np_profile_read("/etc/hostname", &o, r, &st, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "not an nmiprof profile") != NULL);
-	CHECK(np_file_read("/nonexistent/x", &o, r, &st, err, sizeof(err)) < 0);
+	CHECK(np_profile_read("/nonexistent/x", &o, r, &st, err, sizeof(err)) < 0);
 	np_agg_free(r);
 }
 
@@ -619,7 +619,7 @@ static void test_dict(void)
 		np_read_opts_init(&o);
 		o.warn = util_warn;
 		o.warn_arg = &w;
-		CHECK(np_file_read(seg_path(dir, 0), &o, a, &st, err,
+		CHECK(np_profile_read(seg_path(dir, 0), &o, a, &st, err,
 				   sizeof(err)) == 0);
 		CHECK(st.segments == 0 && st.skipped == 1);
 		CHECK(strstr(w.last, "needs the stack dictionary") != NULL);
@@ -1027,7 +1027,7 @@ static char *read_canon(const char *path)
 	np_read_opts_init(&o);
 	o.warn = util_warn;
 	o.warn_arg = &w;
-	if (np_file_read(path, &o, r, &st, err, sizeof(err)) ||
+	if (np_profile_read(path, &o, r, &st, err, sizeof(err)) ||
 	    st.segments != 2 || w.n) {
 		fprintf(stderr, "%s: %s, %u segments, %d warnings\n", path, err,
 			st.segments, w.n);
@@ -1045,7 +1045,7 @@ static void test_versions(void)
 	char v1[4300], v2[4300], cur[4300], err[256];
 	char *c1, *c2, *c3;
 	struct np_agg *a = np_agg_new(NULL);
-	struct np_file *f;
+	struct np_profile *f;
 	int fd;
 
 	snprintf(v1, sizeof(v1), "%s/cli/fixture.nmp", NMIPROF_TEST_SRCDIR);
@@ -1066,20 +1066,20 @@ static void test_versions(void)
 		const unsigned char *p = fixture_v2;
 		size_t left = sizeof(fixture_v2);
 
-		f = np_file_create(cur, 0, err, sizeof(err));
+		f = np_profile_create(cur, 0, err, sizeof(err));
 		CHECK(f != NULL);
 		while (f && left &&
 		       !np_seg_header(p, left, &in, err, sizeof(err))) {
 			np_agg_reset(a);
 			CHECK(np_seg_decode(p, in.size, a, -1, err,
 					    sizeof(err)) == 0);
-			CHECK(np_file_write(f, a, in.start_ns, in.end_ns, err,
+			CHECK(np_profile_write(f, a, in.start_ns, in.end_ns, err,
 					    sizeof(err)) == 0);
 			p += in.size;
 			left -= in.size;
 		}
 		CHECK(left == 0);
-		CHECK(np_file_close(f) == 0);
+		CHECK(np_profile_close(f) == 0);
 	}
 	c3 = read_canon(cur);
 	CHECK(!strcmp(c1, c3));

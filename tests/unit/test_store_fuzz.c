@@ -200,7 +200,7 @@ static void fuzz_dir(const char *base)
 		free(f);
 		r = np_agg_new(NULL);
 		w.n = 0;
-		CHECK(np_file_read(p, &o, r, &st, err, sizeof(err)) == 0);
+		CHECK(np_profile_read(p, &o, r, &st, err, sizeof(err)) == 0);
 		CHECK(st.segments == 2 && np_agg_samples(r) == 600 && w.n >= 3);
 		np_agg_free(r);
 	}
