@@ -12,11 +12,13 @@ endfunction()
 nmiprof_spin(spin_latch latch.pml pass)
 nmiprof_spin(spin_latch_bug_split_dec latch.pml bug -DBUG_SPLIT_DEC)
 nmiprof_spin(spin_ring ring.pml pass)
+nmiprof_spin(spin_ring_two_samples ring.pml pass -DNMI_RUNS=2 -DNO_NESTED)
 nmiprof_spin(spin_ring_bug_no_recheck ring.pml bug -DBUG_NO_RECHECK)
 nmiprof_spin(spin_ring_bug_early_head ring.pml bug -DBUG_EARLY_HEAD)
 nmiprof_spin(spin_ring_bug_trim_store ring.pml bug -DBUG_TRIM_STORE)
 # What the compiler could do before (E) sat at publish's retry label.
-nmiprof_spin(spin_ring_bug_hoist_head ring.pml bug -DBUG_HOIST_HEAD -DNMI_RUNS=2)
+nmiprof_spin(spin_ring_bug_hoist_head ring.pml bug -DBUG_HOIST_HEAD -DNMI_RUNS=2
+  -DNO_NESTED)
 nmiprof_spin(spin_watchdog watchdog.pml pass)
 nmiprof_spin(spin_watchdog_bug_split_xchg watchdog.pml bug -DBUG_SPLIT_XCHG)
 # Not a deliberate bug: a report that outlasts the threshold is reported
