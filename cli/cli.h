@@ -99,6 +99,8 @@ enum cli_opt {
 	OPT_PLIMIT, OPT_FIRST_FREE,
 };
 
+/* -K/--kernel or -U/--user into f; both given is a usage error. */
+int cli_frames_option(const char *cmd, int opt, struct tv_filter *f);
 /*
  * Handles a source or filter option of report/export.  Returns 0 if it
  * was one, -1 if not, or an exit code (after the error line) when its

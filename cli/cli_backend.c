@@ -26,6 +26,11 @@ struct np_backend *cli_backend_start(const char *cmd,
 	struct np_backend *b;
 	int ret;
 
+	/* A process or CPU that is not there is the command line's fault. */
+	if (np_backend_check_target(o, err, sizeof(err))) {
+		*exit_code = cli_usage_error(cmd, "%s", err);
+		return NULL;
+	}
 	errno = 0;
 	b = np_backend_open(o, err, sizeof(err));
 	if (!b) {

@@ -329,6 +329,18 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 	return EXIT_OK;
 }
 
+int cli_frames_option(const char *cmd, int opt, struct tv_filter *f)
+{
+	int kernel = opt == 'K';
+
+	/* Both default on: the other one off means it was asked for. */
+	if (kernel ? f->user && !f->kernel : f->kernel && !f->user)
+		return cli_usage_error(cmd, "--kernel and --user exclude each other");
+	f->kernel = kernel;
+	f->user = !kernel;
+	return 0;
+}
+
 int cli_source_option(const char *cmd, int opt, const char *arg,
 		      struct cli_source *src, struct tv_filter *f)
 {
@@ -368,13 +380,8 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 		f->cpu = (int)v;
 		return 0;
 	case 'K':
-		f->kernel = 1;
-		f->user = 0;
-		return 0;
 	case 'U':
-		f->user = 1;
-		f->kernel = 0;
-		return 0;
+		return cli_frames_option(cmd, opt, f);
 	}
 	return -1;
 }
@@ -388,6 +395,8 @@ int cli_load_view(const char *cmd, const struct cli_source *src,
 	*tv = NULL;
 	if (src->file && (src->store || src->since_ns || src->until_ns))
 		return cli_usage_error(cmd, "-i FILE excludes --store/--since/--until");
+	if (src->since_ns && src->until_ns && src->since_ns > src->until_ns)
+		return cli_usage_error(cmd, "--since is after --until");
 	*tv = topview_new();
 	if (!*tv) {
 		cli_error(cmd, "out of memory");

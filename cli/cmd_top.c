@@ -49,8 +49,8 @@ void usage_top(FILE *out)
 		"  -d, --delay SECS       refresh period (default 2)\n"
 		"      --backend B        auto (default), kmod, perf\n"
 		"  -n, --rows N           rows to print with --stdio/--once (default %d)\n"
-		"  -K, --kernel-only      kernel frames only\n"
-		"  -U, --user-only        user frames only\n"
+		"  -K, --kernel           kernel frames only\n"
+		"  -U, --user             user frames only\n"
 		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
 		"      --no-decay         start with decay off (key d toggles it)\n"
 		"      --stdio            print the table every refresh, no full screen\n"
@@ -76,6 +76,9 @@ static const struct option top_opts[] = {
 	{ "delay", required_argument, NULL, 'd' },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "rows", required_argument, NULL, 'n' },
+	{ "kernel", no_argument, NULL, 'K' },
+	{ "user", no_argument, NULL, 'U' },
+	/* the spellings before report's were taken for all (issue 15) */
 	{ "kernel-only", no_argument, NULL, 'K' },
 	{ "user-only", no_argument, NULL, 'U' },
 	{ "sort", required_argument, NULL, 's' },
@@ -803,12 +806,9 @@ int cmd_top(int argc, char **argv)
 			t.stdio_rows = (size_t)v;
 			break;
 		case 'K':
-			t.filter.kernel = 1;
-			t.filter.user = 0;
-			break;
 		case 'U':
-			t.filter.user = 1;
-			t.filter.kernel = 0;
+			if (cli_frames_option("top", opt, &t.filter))
+				return EXIT_USAGE;
 			break;
 		case 's':
 			ret = tv_sort_parse(optarg);

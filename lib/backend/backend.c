@@ -22,6 +22,36 @@ void np_backend_opts_init(struct np_backend_opts *o)
 	o->cpus = NULL;
 }
 
+int np_backend_check_target(const struct np_backend_opts *o, char *err,
+			    size_t errlen)
+{
+	/* the ABI's limit (nmiprof_config.cpumask), perf's is larger */
+	enum { NBITS = sizeof(((struct nmiprof_config *)0)->cpumask) * 8 };
+	uint64_t mask[NBITS / 64], online[NBITS / 64];
+	char path[32];
+
+	if (o->pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d", o->pid);
+		if (access(path, F_OK)) {
+			snprintf(err, errlen, "no process %d", o->pid);
+			return -ESRCH;
+		}
+	}
+	if (!o->cpus)
+		return 0;
+	if (np_cpulist_parse(o->cpus, mask, NBITS, err, errlen) < 0 ||
+	    np_cpulist_online(online, NBITS, err, errlen) < 0)
+		return -EINVAL;
+	for (unsigned int c = 0; c < NBITS; c++) {
+		if (mask[c / 64] & ~online[c / 64] & (1ULL << (c % 64))) {
+			snprintf(err, errlen, "CPU %u (in '%s') is not online", c,
+				 o->cpus);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 struct np_backend *np_backend_open(const struct np_backend_opts *o,
 				   char *err, size_t errlen)
 {

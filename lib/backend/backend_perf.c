@@ -256,20 +256,10 @@ static int evl_open(struct evl *e, const struct np_backend_opts *o,
 	int ret;
 
 	memset(e, 0, sizeof(*e));
-	if (o->cpus) {
-		/* libperf is lenient ("0-" is CPU 0): same rules as kmod */
-		uint64_t mask[1024 / 64], online[1024 / 64];
-
-		if (np_cpulist_parse(o->cpus, mask, 1024, err, errlen) < 0 ||
-		    np_cpulist_online(online, 1024, err, errlen) < 0)
-			return -EINVAL;
-		for (unsigned int c = 0; c < 1024; c++) {
-			if ((mask[c / 64] & ~online[c / 64]) & (1ULL << (c % 64))) {
-				snprintf(err, errlen, "CPU %u (in '%s') is not online", c, o->cpus);
-				return -EINVAL;
-			}
-		}
-	}
+	/* libperf is lenient ("0-" is CPU 0): same rules as kmod */
+	ret = np_backend_check_target(o, err, errlen);
+	if (ret)
+		return ret;
 	e->cpus = o->cpus ? perf_cpu_map__new(o->cpus) : perf_cpu_map__new(NULL);
 	if (!e->cpus) {
 		snprintf(err, errlen, "invalid CPU list '%s'", o->cpus ? o->cpus : "");

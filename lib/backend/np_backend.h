@@ -37,6 +37,12 @@ struct np_backend_stats {
 struct np_backend;
 
 void np_backend_opts_init(struct np_backend_opts *o);
+/*
+ * What the user asked to sample exists: the process of o->pid, every CPU
+ * of o->cpus (valid list, online).  0, or -ESRCH / -EINVAL with err.
+ */
+int np_backend_check_target(const struct np_backend_opts *o, char *err,
+			    size_t errlen);
 /* Returns NULL and fills err (one line) on failure. */
 struct np_backend *np_backend_open(const struct np_backend_opts *o,
 				   char *err, size_t errlen);

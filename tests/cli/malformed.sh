@@ -84,6 +84,18 @@ expect 1 top top -F 0 --once
 expect 1 top top --backend nope --once
 expect 1 record record -F 99
 expect 1 record record -o x.nmp -p 1 -- true
+# a process or CPU that is not there, conflicting flags: usage errors
+expect 1 record record -p 999999 -d 1 -o x.nmp
+expect 1 record record -C 0-a -d 1 -o x.nmp
+expect 1 record record -C 1023 -d 1 -o x.nmp
+expect 1 top top -p 999999 --once
+expect 1 top top -C 1023 --once
+expect 1 top top --kernel --user --once
+expect 1 report report -i "$FIX" -K -U
+expect 1 export export -i "$FIX" --user --kernel
+expect 1 report report --since 1h --until 2h
+expect 1 export export --since 1h --until 2h
+[ ! -e x.nmp ] || { echo "FAIL: a record that failed left x.nmp"; fail=1; }
 expect 1 lockups lockups show
 expect 1 lockups lockups frobnicate
 expect 5 lockups lockups --store "$WORK" show no-such-lockup
