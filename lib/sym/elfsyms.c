@@ -66,6 +66,24 @@ static int symbol_prio(const GElf_Sym *s)
 	}
 }
 
+/*
+ * An untyped symbol in code names code, as perf's elf_sym__is_label():
+ * assembly entry points such as ld.so's _start and _dl_start_user have
+ * neither a type nor a size.  Data and absolute labels are not code.
+ */
+static int is_code_label(Elf *elf, const GElf_Sym *s)
+{
+	int vis = GELF_ST_VISIBILITY(s->st_other);
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!s->st_name || s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ||
+	    vis == STV_HIDDEN || vis == STV_INTERNAL)
+		return 0;
+	scn = elf_getscn(elf, s->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 /* Add the function symbols of every section of type `type`; returns count. */
 static int load_symbols(struct np_dso *d, struct np_arena *a, Elf *elf,
 			Elf32_Word type)
@@ -92,15 +110,17 @@ static int load_symbols(struct np_dso *d, struct np_arena *a, Elf *elf,
 			if (!gelf_getsym(data, (int)i, &sym))
 				continue;
 			t = GELF_ST_TYPE(sym.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC &&
+			     !(t == STT_NOTYPE && is_code_label(elf, &sym))) ||
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name)
+			if (!name || !*name || np_sym_is_padding(name))
 				continue;
 			name = np_arena_strdup(a, name, strlen(name));
 			if (!name || np_symtab_add(&d->syms, sym.st_value, sym.st_size,
-						   name, d->path, symbol_prio(&sym)) < 0)
+						   name, d->path, t == STT_NOTYPE ? -1 :
+						   symbol_prio(&sym)) < 0)
 				return n;
 			if (!sym.st_size && sym.st_shndx < SHN_LORESERVE) {
 				Elf_Scn *in = elf_getscn(elf, sym.st_shndx);

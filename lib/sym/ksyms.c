@@ -91,6 +91,8 @@ int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
 			zero++;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
+		if (np_sym_is_padding(name))
+			continue;
 		mod = strchr(name, '\t');
 		if (mod) {
 			*mod++ = '\0';

@@ -36,6 +36,13 @@ struct np_symtab {
 	const char **dsos;	/* np_symdef.dso -> string */
 	uint32_t nr_dsos;
 };
+/*
+ * __pfx_<fn> is the padding CONFIG_CALL_PADDING puts before each kernel
+ * function, not code of its own: skipped, so it reads as the tail of the
+ * function before it (a return address after a noreturn call lands
+ * there; rest_init's caller is not __pfx_start_kernel).
+ */
+int np_sym_is_padding(const char *name);
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio);
 /* The last symbol added, when size-less, ends at limit (its section's end). */

@@ -16,6 +16,11 @@ struct np_symbuild {
 	uint64_t limit;		/* a size-less symbol ends here at the latest (0: none) */
 };
 
+int np_sym_is_padding(const char *name)
+{
+	return !strncmp(name, "__pfx_", 6);
+}
+
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio)
 {
