@@ -45,11 +45,7 @@
 #include "stacktab.h"
 #include "resolve.h"
 
-/*
- * Tables and stack table, not counting the fixed caches (~500 KiB).
- * bench_store_rss --daemon: with 10^5 distinct stacks a minute at 5 kHz
- * per CPU this holds ~10 s; at a few thousand stacks, all 300.
- */
+/* Tables and stack table, not counting the fixed caches (~500 KiB). */
 #define NPD_LIVE_BUDGET		(4U << 20)
 /* Past this many distinct keys in one second, new keys are only counted. */
 #define NPD_LIVE_MAX_KEYS	(1U << 16)

@@ -36,20 +36,18 @@
  *       sort key, kernel= dso= sym= (sort=sym; sym absent when the
  *       address has no symbol), pid= comm= (sort=pid) or comm= (sort=comm).
  *
- *   stacks [n=2000] [secs=10] [pid=P] [cpu=C] [comm=NAME]       (since 0.2)
+ *   stacks [n=2000] [secs=10] [pid=P] [cpu=C] [comm=NAME]
  *     The whole symbolized stacks behind "top": one entry per distinct
  *     (pid, comm, cpu, stack) over the last K seconds, most samples
  *     first, at most n (1..NP_CTL_STACKS_MAX); what the bound leaves out
  *     is summed in other=.  Frames are sent once and stacks name them by
- *     index, innermost first.  A client that gets "ERR msg=unknown
- *     command" talks to a daemon older than this query.
+ *     index, innermost first.
  *     Line 1 (summary): secs= matched= samples= lost= as for top, and
  *       frames=F stacks=S (the line counts that follow) other= (samples
- *       of the stacks left out) other_stacks= (how many).  Daemons newer
- *       than the query itself also send other_kernel= and other_user=:
- *       those of other's samples whose stacks have a kernel, a user
- *       frame, so that a client showing only kernel or only user frames
- *       counts the remainder right.
+ *       of the stacks left out) other_stacks= (how many), other_kernel=
+ *       and other_user= (those of other's samples whose stacks have a
+ *       kernel, a user frame: a client showing only kernel or only user
+ *       frames counts the remainder right).
  *     Lines 2..F+1: "frame kernel=0|1 dso= [sym=]" (sym absent when the
  *       address has no symbol; dso and sym at most NP_CTL_STR_MAX bytes).
  *     Lines F+2..: "stack samples= pid= cpu= comm= frames=i,j,k" (frame

@@ -29,7 +29,6 @@ struct raw_ent {
  * stacks a minute) it would hold one 16-byte slot per raw stack and hit
  * nothing.  So it stops growing at RAW_MAX_SLOTS (1 MiB) and is emptied
  * when full: the hot stacks are back after one sample each.
- * bench_store_rss --daemon: 8 MiB of the daemon's RSS before the bound.
  */
 #define RAW_MAX_SLOTS	(1U << 16)
 

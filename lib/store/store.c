@@ -36,7 +36,7 @@
  * An epoch (one stack dictionary) ends after this many segments, once its
  * dictionary file or the writer's mirror of it grows past these sizes,
  * and whenever the writer (re)opens the store.  Longer epochs store the
- * stacks fewer times (bench_store_size); shorter ones bound what one
+ * stacks fewer times; shorter ones bound what one
  * damaged chunk can take with it and how long retention keeps a
  * dictionary for its last segment.  60 one-minute slices: an hour.
  */
@@ -47,10 +47,9 @@
  * the aggregator's, so it is kept small: an epoch holds at most
  * EPOCH_MAX_NODES trie nodes (~6 MiB of mirror), and ends right after a
  * write that took the mirror past EPOCH_MAX_MEM.  A slice that alone
- * uses more nodes (10^5 distinct deep stacks a minute, bench_store_rss)
- * is written as a self-contained version-3 segment without any mirror:
- * a dictionary would not be shared enough to pay for it, and the
- * writer's peak memory stays what it was before version 4.
+ * uses more nodes is written as a self-contained version-3 segment
+ * without any mirror: a dictionary would not be shared enough to pay
+ * for it, and the writer's peak memory stays that of one slice.
  */
 #define EPOCH_MAX_NODES	(1U << 20)
 #define EPOCH_MAX_MEM	(8ULL << 20)

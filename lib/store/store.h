@@ -4,11 +4,12 @@
  * Format: docs/store-format.md.
  *
  * Writers (nmiprofd, `nmiprof record -o`) hand over one aggregated time
- * slice (struct np_agg) at a time; each becomes one self-contained
- * segment: its own string, frame and stack tables, zstd-compressed,
- * checksummed.  A directory store keeps one segment per file, an index,
- * retention by size and age, and lockup reports (lockstore.h) beside
- * them.  A standalone file is segments back to back.
+ * slice (struct np_agg) at a time; each becomes one zstd-compressed,
+ * checksummed segment.  A directory store keeps one segment per file
+ * whose strings, frames and stacks live in the epoch's stack dictionary,
+ * an index, retention by size and age, and lockup reports (lockstore.h)
+ * beside them.  A standalone file is self-contained segments (their own
+ * tables) back to back.
  *
  * Readers merge every segment overlapping [since, until] into one
  * np_agg (whose stack table is then the merged, symbolized view) and
@@ -160,9 +161,9 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 /* Retention alone (also run by np_store_write); now_ns 0: read the
  * realtime clock. */
 int np_store_prune(struct np_store *s, uint64_t now_ns);
-/* Total bytes of segments and lockups the store holds. */
 /* Heap bytes the writer holds (its mirror of the open dictionary). */
 size_t np_store_mem(const struct np_store *s);
+/* Total bytes of segments and lockups the store holds. */
 uint64_t np_store_bytes(const struct np_store *s);
 const char *np_store_dir(const struct np_store *s);
 void np_store_close(struct np_store *s);

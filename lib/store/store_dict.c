@@ -176,8 +176,7 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
  * columns: pid delta, comm, cpu + 1 (0: not recorded), stack as a
  * zigzag delta from the previous row, count.  Stack before cpu: a
  * process's stack seen on several CPUs repeats (delta 0), which codes
- * tighter than restarting the stack deltas per CPU (bench_store_size:
- * 10-30 % smaller on the synthetic streams, the same on the perf one).
+ * tighter than restarting the stack deltas per CPU.
  */
 static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
 			  const struct np_agg_entry *recs, uint32_t nr,
