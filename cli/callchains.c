@@ -22,7 +22,7 @@ struct chain {
 };
 
 struct row_chains {
-	const struct tv_row *row;
+	const struct topview_row *row;
 	struct chain *c;
 	size_t nr;
 	double other;		/* weight of chains past CHAIN_MAX_DISTINCT */
@@ -40,7 +40,7 @@ static struct row_chains *find_row(struct chains *cs, const struct np_frame *f,
 {
 	/* Rows printed are few: a linear scan on pointers is enough. */
 	for (size_t i = 0; i < cs->nr; i++) {
-		const struct tv_row *r = cs->rows[i].row;
+		const struct topview_row *r = cs->rows[i].row;
 
 		if (r->sym == f->sym && r->dso == f->dso && r->pid == pid &&
 		    r->comm == comm && r->kernel == f->kernel)
@@ -109,7 +109,7 @@ static int chain_cmp(const void *a, const void *b)
 }
 
 void cli_print_chains(FILE *out, struct topview *tv,
-		      const struct tv_row *const *rows, size_t nr, size_t max)
+		      const struct topview_row *const *rows, size_t nr, size_t max)
 {
 	struct chains cs = { 0 };
 

@@ -37,7 +37,7 @@ struct gnode {
 };
 
 struct gtree {
-	const struct tv_row *row;
+	const struct topview_row *row;
 	struct gnode *n;	/* n[0]: the root, the row's function */
 	uint32_t nr, cap;
 	uint64_t stamp;		/* last stack counted */
@@ -71,7 +71,7 @@ static struct gtree *find_tree(struct graph *g, const struct np_frame *f,
 
 	for (; g->slot[i]; i = (i + 1) & g->mask) {
 		struct gtree *t = &g->t[g->slot[i] - 1];
-		const struct tv_row *r = t->row;
+		const struct topview_row *r = t->row;
 
 		if (r->sym == f->sym && r->dso == f->dso && r->pid == pid &&
 		    r->comm == comm && !r->kernel == !f->kernel)
@@ -228,7 +228,7 @@ static void print_node(FILE *out, const struct gtree *t, uint32_t node,
 }
 
 void cli_print_graph(FILE *out, struct topview *tv,
-		     const struct tv_row *const *rows, size_t nr,
+		     const struct topview_row *const *rows, size_t nr,
 		     const struct cli_graph_opts *o)
 {
 	struct graph g = { .o = o };

@@ -82,7 +82,7 @@ struct cli_frames {
 int cli_frames_reserve(struct cli_frames *cf, size_t n);
 void cli_frame_from_sym(struct cli_frames *cf, size_t i, const struct np_sym *s);
 /* topview_add(), a sample without frames counted as one unknown frame. */
-int cli_topview_add(struct topview *tv, struct tv_sample *ts);
+int cli_topview_add(struct topview *tv, struct topview_sample *ts);
 void cli_frames_free(struct cli_frames *cf);
 
 /* Where report/export/lockups read profiles from. */
@@ -100,14 +100,14 @@ enum cli_opt {
 };
 
 /* -K/--kernel or -U/--user into f; both given is a usage error. */
-int cli_frames_option(const char *cmd, int opt, struct tv_filter *f);
+int cli_frames_option(const char *cmd, int opt, struct topview_filter *f);
 /*
  * Handles a source or filter option of report/export.  Returns 0 if it
  * was one, -1 if not, or an exit code (after the error line) when its
  * argument is bad.
  */
 int cli_source_option(const char *cmd, int opt, const char *arg,
-		      struct cli_source *src, struct tv_filter *f);
+		      struct cli_source *src, struct topview_filter *f);
 
 struct cli_profile_info {
 	uint32_t segments, skipped;
@@ -128,7 +128,7 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
  * exit code after one error line.
  */
 int cli_load_view(const char *cmd, const struct cli_source *src,
-		  const struct tv_filter *f, struct topview **tv,
+		  const struct topview_filter *f, struct topview **tv,
 		  struct cli_profile_info *info);
 
 
@@ -155,7 +155,7 @@ struct cli_table_opts {
 };
 
 /* One row formatted to width columns (0: no limit) without newline. */
-void cli_format_row(char *buf, size_t len, const struct tv_row *r,
+void cli_format_row(char *buf, size_t len, const struct topview_row *r,
 		    double total, size_t width);
 void cli_format_header(char *buf, size_t len, size_t width);
 /* The table of the last topview_sort(). */
@@ -164,11 +164,11 @@ void cli_print_table(FILE *out, struct topview *tv,
 const char *cli_basename(const char *path);
 /* Rows, each with its call-graph tree (callgraph.c). */
 void cli_print_graph(FILE *out, struct topview *tv,
-		     const struct tv_row *const *rows, size_t nr,
+		     const struct topview_row *const *rows, size_t nr,
 		     const struct cli_graph_opts *o);
 /* Rows with the call chains their self samples came through (callchains.c). */
 void cli_print_chains(FILE *out, struct topview *tv,
-		      const struct tv_row *const *rows, size_t nr, size_t max);
+		      const struct topview_row *const *rows, size_t nr, size_t max);
 
 /* ---- sampling (top, record) --------------------------------------- */
 
@@ -193,7 +193,7 @@ struct top_daemon;
 struct top_daemon *top_daemon_open(const char *sock, char *err, size_t errlen);
 void top_daemon_close(struct top_daemon *d);
 /* Replaces tv's contents with the daemon's last secs seconds. */
-int top_daemon_fill(struct top_daemon *d, const struct tv_filter *f,
+int top_daemon_fill(struct top_daemon *d, const struct topview_filter *f,
 		    uint32_t secs, struct topview *tv, char *err, size_t errlen);
 void top_daemon_header(const struct top_daemon *d, double shown, char *buf,
 		       size_t len);

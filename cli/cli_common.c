@@ -217,7 +217,7 @@ static void load_warn(void *arg, const char *msg)
 		cli_error(c->cmd, "warning: %s", msg);
 }
 
-int cli_topview_add(struct topview *tv, struct tv_sample *ts)
+int cli_topview_add(struct topview *tv, struct topview_sample *ts)
 {
 	/* Never drop a sample: an empty stack is one unknown frame. */
 	static const struct np_frame unk = { "[unknown]", "[unknown]", 0 };
@@ -232,7 +232,7 @@ int cli_topview_add(struct topview *tv, struct tv_sample *ts)
 static int load_sample(const struct np_prof_sample *s, void *arg)
 {
 	struct load_ctx *c = arg;
-	struct tv_sample ts;
+	struct topview_sample ts;
 
 	if (cli_frames_reserve(&c->cf, s->nr_frames ? s->nr_frames : 1)) {
 		c->oom = 1;
@@ -240,7 +240,7 @@ static int load_sample(const struct np_prof_sample *s, void *arg)
 	}
 	for (unsigned i = 0; i < s->nr_frames; i++)
 		cli_frame_from_sym(&c->cf, i, s->frames[i]);
-	ts = (struct tv_sample){
+	ts = (struct topview_sample){
 		.cpu = s->cpu, .pid = s->pid, .comm = s->comm,
 		.frames = c->cf.f, .nr_frames = s->nr_frames,
 		.weight = (double)s->count,
@@ -329,7 +329,7 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 	return EXIT_OK;
 }
 
-int cli_frames_option(const char *cmd, int opt, struct tv_filter *f)
+int cli_frames_option(const char *cmd, int opt, struct topview_filter *f)
 {
 	int kernel = opt == 'K';
 
@@ -342,7 +342,7 @@ int cli_frames_option(const char *cmd, int opt, struct tv_filter *f)
 }
 
 int cli_source_option(const char *cmd, int opt, const char *arg,
-		      struct cli_source *src, struct tv_filter *f)
+		      struct cli_source *src, struct topview_filter *f)
 {
 	uint64_t v, now = np_real_ns();
 
@@ -369,9 +369,9 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 		f->pid = (int64_t)v;
 		return 0;
 	case OPT_COMM:
-		if (strlen(arg) >= TV_COMM_MAX)
+		if (strlen(arg) >= TOPVIEW_COMM_MAX)
 			return cli_usage_error(cmd, "comm '%s' is longer than %d bytes",
-					       arg, TV_COMM_MAX - 1);
+					       arg, TOPVIEW_COMM_MAX - 1);
 		snprintf(f->comm, sizeof(f->comm), "%s", arg);
 		return 0;
 	case OPT_CPU:
@@ -387,7 +387,7 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 }
 
 int cli_load_view(const char *cmd, const struct cli_source *src,
-		  const struct tv_filter *f, struct topview **tv,
+		  const struct topview_filter *f, struct topview **tv,
 		  struct cli_profile_info *info)
 {
 	int ret;

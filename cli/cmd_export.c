@@ -65,12 +65,12 @@ int cmd_export(int argc, char **argv)
 	struct np_export_opts eo;
 	const char *output = NULL;
 	struct topview *tv;
-	struct tv_filter f;
+	struct topview_filter f;
 	char err[512];
 	FILE *out;
 	uint64_t v;
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	np_export_opts_init(&eo);
 	optind = 1;
 	opterr = 0;

@@ -87,14 +87,14 @@ int cmd_report(int argc, char **argv)
 	struct cli_source src = { .pid = -1 };
 	struct cli_table_opts to = { 0 };
 	struct cli_profile_info info;
-	enum tv_sort sort = TV_SORT_SELF;
+	enum topview_sort sort = TOPVIEW_SORT_SELF;
 	struct topview *tv;
-	struct tv_filter f;
+	struct topview_filter f;
 	char t0[32], t1[32];
 	uint64_t v;
 	int opt, ret, graph_opts = 0;
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	to.graph.depth = 8;
 	to.graph.limit = 0.5;
 	optind = 1;
@@ -107,10 +107,10 @@ int cmd_report(int argc, char **argv)
 			return ret;
 		switch (opt) {
 		case 's':
-			ret = tv_sort_parse(optarg);
+			ret = topview_sort_parse(optarg);
 			if (ret < 0)
 				return cli_usage_error("report", "unknown sort key '%s'", optarg);
-			sort = (enum tv_sort)ret;
+			sort = (enum topview_sort)ret;
 			break;
 		case 'g':
 		case 'G':
@@ -170,7 +170,7 @@ int cmd_report(int argc, char **argv)
 	       (unsigned long long)info.samples, (unsigned long long)info.lost,
 	       info.segments, t0, t1);
 	printf("# shown: %.0f samples  sort: %s%s%s\n#\n", topview_total(tv),
-	       tv_sort_name(sort), f.kernel && !f.user ? "  kernel frames only" : "",
+	       topview_sort_name(sort), f.kernel && !f.user ? "  kernel frames only" : "",
 	       f.user && !f.kernel ? "  user frames only" : "");
 	cli_print_table(stdout, tv, &to);
 	topview_free(tv);

@@ -100,8 +100,8 @@ struct top {
 	struct np_stacktab *st;		/* the samples' stacks (resolve.h) */
 	struct topview *tv;
 	struct cli_frames cf;
-	struct tv_filter filter;
-	enum tv_sort sort;
+	struct topview_filter filter;
+	enum topview_sort sort;
 	uint64_t events_lost, add_failed;
 	int decay, paused;
 	int target_gone;		/* -p PID exited */
@@ -118,7 +118,7 @@ struct top {
 	int expanded;			/* the row below is expanded */
 	struct {			/* which row: survives re-sorting */
 		uint32_t pid;
-		char comm[TV_COMM_MAX], dso[256], sym[256];
+		char comm[TOPVIEW_COMM_MAX], dso[256], sym[256];
 	} exp;
 	enum prompt_kind prompt;
 	char input[64];
@@ -147,7 +147,7 @@ static int add_sample(struct top *t, const struct np_sample *s)
 {
 	struct top_frame_ctx ctx = { .t = t, .pid = s->pid };
 	const struct np_sym *fr[TOP_MAX_DEPTH];
-	struct tv_sample ts;
+	struct topview_sample ts;
 	uint32_t node;
 	unsigned int n;
 
@@ -162,7 +162,7 @@ static int add_sample(struct top *t, const struct np_sample *s)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n; i++)
 		cli_frame_from_sym(&t->cf, i, fr[i]);
-	ts = (struct tv_sample){
+	ts = (struct topview_sample){
 		.cpu = s->cpu, .pid = s->pid, .comm = s->comm,
 		.frames = t->cf.f, .nr_frames = n, .weight = 1,
 	};
@@ -265,7 +265,7 @@ static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2
 	if (t->filter.search[0] && off < sizeof(filt))
 		snprintf(filt + off, sizeof(filt) - off, " search=%s", t->filter.search);
 	snprintf(l2, n2, "sort: %s  frames: %s  decay: %s  every %us%s%s%s%s",
-		 tv_sort_name(t->sort),
+		 topview_sort_name(t->sort),
 		 t->filter.kernel && t->filter.user ? "kernel+user" :
 		 t->filter.kernel ? "kernel" : "user",
 		 t->daemon ? "n/a" : t->decay ? "on" : "off", t->delay_s,
@@ -337,7 +337,7 @@ static const char *const help_text[] = {
 	"Press any key to return.",
 };
 
-static int row_is_expanded(const struct top *t, const struct tv_row *r)
+static int row_is_expanded(const struct top *t, const struct topview_row *r)
 {
 	return t->expanded && r->pid == t->exp.pid && !strcmp(r->sym, t->exp.sym) &&
 	       !strcmp(r->dso, t->exp.dso) && !strcmp(r->comm, t->exp.comm);
@@ -356,16 +356,16 @@ static void put_line(int y, const char *s, attr_t attr)
 }
 
 /* Lines the expansion of r takes. */
-static size_t expansion(struct top *t, const struct tv_row *r,
-			struct tv_edge *callers, size_t *nc,
-			struct tv_edge *callees, size_t *ne)
+static size_t expansion(struct top *t, const struct topview_row *r,
+			struct topview_edge *callers, size_t *nc,
+			struct topview_edge *callees, size_t *ne)
 {
 	*nc = topview_callers(t->tv, r, callers, TOP_GRAPH_MAX);
 	*ne = topview_callees(t->tv, r, callees, TOP_GRAPH_MAX);
 	return 2 + *nc + *ne;	/* two titles */
 }
 
-static void draw_edges(int *y, int ymax, const char *title, const struct tv_edge *e,
+static void draw_edges(int *y, int ymax, const char *title, const struct topview_edge *e,
 		       size_t n, double base)
 {
 	char line[512];
@@ -389,7 +389,7 @@ static void draw(struct top *t)
 		[PROMPT_COMM] = "comm (empty: all): ",
 		[PROMPT_SEARCH] = "search symbols (empty: all): ",
 	};
-	struct tv_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
+	struct topview_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
 	size_t nrows, visible, nc = 0, ne = 0, exp_lines = 0;
 	char l1[512], l2[512], line[1024];
 	int y, ymax = LINES - 1;	/* last line: prompt / message */
@@ -413,7 +413,7 @@ static void draw(struct top *t)
 
 	/* Keep the cursor on screen, counting an expansion above it. */
 	for (size_t i = 0; t->expanded && i < nrows; i++) {
-		const struct tv_row *r = topview_row(t->tv, i);
+		const struct topview_row *r = topview_row(t->tv, i);
 
 		if (row_is_expanded(t, r)) {
 			exp_lines = expansion(t, r, callers, &nc, callees, &ne);
@@ -429,7 +429,7 @@ static void draw(struct top *t)
 
 	y = 3;
 	for (size_t i = t->scroll; i < nrows && y < ymax; i++) {
-		const struct tv_row *r = topview_row(t->tv, i);
+		const struct topview_row *r = topview_row(t->tv, i);
 
 		cli_format_row(line, sizeof(line), r, topview_total(t->tv), 0);
 		put_line(y++, line, i == t->cursor ? A_REVERSE : A_NORMAL);
@@ -454,7 +454,7 @@ static void draw(struct top *t)
 
 static void expand_toggle(struct top *t)
 {
-	const struct tv_row *r = topview_row(t->tv, t->cursor);
+	const struct topview_row *r = topview_row(t->tv, t->cursor);
 
 	if (!r)
 		return;
@@ -471,7 +471,7 @@ static void expand_toggle(struct top *t)
 
 static void apply_filter(struct top *t)
 {
-	struct tv_filter f = t->filter;
+	struct topview_filter f = t->filter;
 
 	if (t->daemon) {
 		/* The daemon filters cpu, pid and comm; rows carry neither. */
@@ -597,9 +597,9 @@ static int key(struct top *t, int ch)
 		break;
 	case 's':
 		/* the interactive cycle; pid is reachable with -s pid */
-		t->sort = t->sort >= TV_SORT_SYMBOL ? TV_SORT_SELF : t->sort + 1;
+		t->sort = t->sort >= TOPVIEW_SORT_SYMBOL ? TOPVIEW_SORT_SELF : t->sort + 1;
 		snprintf(t->message, sizeof(t->message), "sorted by %s",
-			 tv_sort_name(t->sort));
+			 topview_sort_name(t->sort));
 		break;
 	case 'k':
 		t->filter.kernel = !t->filter.kernel;
@@ -763,8 +763,8 @@ int cmd_top(int argc, char **argv)
 
 	memset(&t, 0, sizeof(t));
 	np_backend_opts_init(&bo);
-	tv_filter_init(&t.filter);
-	t.sort = TV_SORT_SELF;
+	topview_filter_init(&t.filter);
+	t.sort = TOPVIEW_SORT_SELF;
 	t.decay = 1;
 	t.delay_s = 2;
 	t.stdio_rows = TOP_STDIO_ROWS;
@@ -811,10 +811,10 @@ int cmd_top(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			ret = tv_sort_parse(optarg);
+			ret = topview_sort_parse(optarg);
 			if (ret < 0)
 				return cli_usage_error("top", "unknown sort key '%s'", optarg);
-			t.sort = (enum tv_sort)ret;
+			t.sort = (enum topview_sort)ret;
 			break;
 		case OPT_NO_DECAY:
 			t.decay = 0;

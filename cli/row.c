@@ -29,7 +29,7 @@ void cli_format_header(char *buf, size_t len, size_t width)
 		buf[width] = 0;
 }
 
-void cli_format_row(char *buf, size_t len, const struct tv_row *r,
+void cli_format_row(char *buf, size_t len, const struct topview_row *r,
 		    double total, size_t width)
 {
 	double pct = total > 0 ? 100.0 * r->self / total : 0;

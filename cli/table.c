@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-static int row_shown(const struct tv_row *r, double total,
+static int row_shown(const struct topview_row *r, double total,
 		     const struct cli_table_opts *o)
 {
 	return !(o->percent_limit > 0 && total > 0 &&
@@ -25,14 +25,14 @@ static void print_with_graph(FILE *out, struct topview *tv,
 			     const struct cli_table_opts *o, size_t max)
 {
 	size_t n = topview_nr_rows(tv), k = 0;
-	const struct tv_row **rows = calloc(n ? n : 1, sizeof(*rows));
+	const struct topview_row **rows = calloc(n ? n : 1, sizeof(*rows));
 
 	if (!rows) {
 		fprintf(out, "# out of memory\n");
 		return;
 	}
 	for (size_t i = 0; i < n && (!o->max_rows || k < o->max_rows); i++) {
-		const struct tv_row *r = topview_row(tv, i);
+		const struct topview_row *r = topview_row(tv, i);
 
 		if ((r->self > 0 || !o->chains) && row_shown(r, topview_total(tv), o))
 			rows[k++] = r;
@@ -58,7 +58,7 @@ void cli_print_table(FILE *out, struct topview *tv,
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct tv_row *r = topview_row(tv, i);
+		const struct topview_row *r = topview_row(tv, i);
 
 		if (o->max_rows && i >= o->max_rows)
 			break;

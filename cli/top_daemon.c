@@ -57,7 +57,7 @@ void top_daemon_close(struct top_daemon *d)
 	free(d);
 }
 
-int top_daemon_fill(struct top_daemon *d, const struct tv_filter *f,
+int top_daemon_fill(struct top_daemon *d, const struct topview_filter *f,
 		    uint32_t secs, struct topview *tv, char *err, size_t errlen)
 {
 	struct np_ctl_stacks_query q;

@@ -17,7 +17,7 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 	topview_zero(tv);
 	for (uint32_t i = 0; i < t->nr && !ret; i++) {
 		const struct np_ctl_stack *s = &t->s[i];
-		struct tv_sample ts = {
+		struct topview_sample ts = {
 			.cpu = (uint32_t)s->cpu, .pid = (uint32_t)s->pid,
 			.comm = s->comm, .nr_frames = s->nr,
 			.weight = (double)s->samples,
@@ -50,9 +50,9 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 	}
 	free(fr);
 	if (!ret && t->other) {
-		const struct tv_filter *f = topview_filter(tv);
+		const struct topview_filter *f = topview_filter(tv);
 		struct np_frame rest = other;
-		struct tv_sample ts = {
+		struct topview_sample ts = {
 			.comm = "[other]", .frames = &rest, .nr_frames = 1,
 			.weight = (double)t->other,
 		};

@@ -14,7 +14,7 @@
 #include "np_grow.h"
 
 /* Weights below this are dust left by decay: hidden, then pruned. */
-#define TV_DUST		0.05
+#define TOPVIEW_DUST		0.05
 
 /* ---------------------------------------------------------------- */
 /* Open-addressing index: slot holds item index + 1, 0 is empty.    */
@@ -145,7 +145,7 @@ struct bucket {
 };
 
 struct row {
-	struct tv_row pub;	/* first: topview_row hands out &pub */
+	struct topview_row pub;	/* first: topview_row hands out &pub */
 	uint32_t sym, comm;
 	uint32_t hash;
 	uint64_t stamp;		/* last sample generation counted in children */
@@ -186,7 +186,7 @@ struct topview {
 	uint32_t *view;		/* sorted row ids */
 	size_t nr_view, cap_view;
 
-	struct tv_filter filter;
+	struct topview_filter filter;
 	uint32_t filter_comm;	/* interned filter.comm, or UINT32_MAX */
 	double total, total_raw;
 	uint64_t gen;		/* sample generation for children dedup */
@@ -473,7 +473,7 @@ static int scratch_reserve(struct topview *tv, size_t n)
 
 static int bucket_passes(const struct topview *tv, const struct bucket *b)
 {
-	const struct tv_filter *f = &tv->filter;
+	const struct topview_filter *f = &tv->filter;
 
 	if (f->cpu >= 0 && b->cpu != (uint32_t)f->cpu)
 		return 0;
@@ -562,7 +562,7 @@ static int rebuild(struct topview *tv)
 /* API                                                              */
 /* ---------------------------------------------------------------- */
 
-void tv_filter_init(struct tv_filter *f)
+void topview_filter_init(struct topview_filter *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->cpu = -1;
@@ -571,30 +571,30 @@ void tv_filter_init(struct tv_filter *f)
 	f->user = 1;
 }
 
-static const char *const sort_names[TV_SORT_NR] = {
-	[TV_SORT_SELF] = "self",
-	[TV_SORT_CHILDREN] = "children",
-	[TV_SORT_COMM] = "comm",
-	[TV_SORT_DSO] = "dso",
-	[TV_SORT_SYMBOL] = "symbol",
-	[TV_SORT_PID] = "pid",
+static const char *const sort_names[TOPVIEW_SORT_NR] = {
+	[TOPVIEW_SORT_SELF] = "self",
+	[TOPVIEW_SORT_CHILDREN] = "children",
+	[TOPVIEW_SORT_COMM] = "comm",
+	[TOPVIEW_SORT_DSO] = "dso",
+	[TOPVIEW_SORT_SYMBOL] = "symbol",
+	[TOPVIEW_SORT_PID] = "pid",
 };
 
-int tv_sort_parse(const char *name)
+int topview_sort_parse(const char *name)
 {
 	if (!strcmp(name, "sym"))
-		return TV_SORT_SYMBOL;
+		return TOPVIEW_SORT_SYMBOL;
 	if (!strcmp(name, "overhead"))
-		return TV_SORT_SELF;
-	for (int i = 0; i < TV_SORT_NR; i++)
+		return TOPVIEW_SORT_SELF;
+	for (int i = 0; i < TOPVIEW_SORT_NR; i++)
 		if (!strcmp(name, sort_names[i]))
 			return i;
 	return -1;
 }
 
-const char *tv_sort_name(enum tv_sort s)
+const char *topview_sort_name(enum topview_sort s)
 {
-	return (unsigned)s < TV_SORT_NR ? sort_names[s] : "?";
+	return (unsigned)s < TOPVIEW_SORT_NR ? sort_names[s] : "?";
 }
 
 struct topview *topview_new(void)
@@ -603,7 +603,7 @@ struct topview *topview_new(void)
 
 	if (!tv)
 		return NULL;
-	tv_filter_init(&tv->filter);
+	topview_filter_init(&tv->filter);
 	tv->filter_comm = UINT32_MAX;
 	return tv;
 }
@@ -635,7 +635,7 @@ void topview_free(struct topview *tv)
 	free(tv);
 }
 
-int topview_add(struct topview *tv, const struct tv_sample *s)
+int topview_add(struct topview *tv, const struct topview_sample *s)
 {
 	int64_t comm, stack;
 	struct bucket *b;
@@ -668,22 +668,22 @@ int topview_add(struct topview *tv, const struct tv_sample *s)
 	return account(tv, b, s->weight);
 }
 
-int topview_set_filter(struct topview *tv, const struct tv_filter *f)
+int topview_set_filter(struct topview *tv, const struct topview_filter *f)
 {
 	int same = tv->filter.cpu == f->cpu && tv->filter.pid == f->pid &&
-		   !strncmp(tv->filter.comm, f->comm, TV_COMM_MAX) &&
+		   !strncmp(tv->filter.comm, f->comm, TOPVIEW_COMM_MAX) &&
 		   tv->filter.kernel == f->kernel && tv->filter.user == f->user;
 
 	tv->filter = *f;
-	tv->filter.comm[TV_COMM_MAX - 1] = 0;
-	tv->filter.search[TV_SEARCH_MAX - 1] = 0;
+	tv->filter.comm[TOPVIEW_COMM_MAX - 1] = 0;
+	tv->filter.search[TOPVIEW_SEARCH_MAX - 1] = 0;
 	tv->filter_comm = tv->filter.comm[0] ?
 			  str_lookup(&tv->strs, tv->filter.comm) : UINT32_MAX;
 	/* The search only narrows the sorted view: no rebuild for it. */
 	return same ? 0 : rebuild(tv);
 }
 
-const struct tv_filter *topview_filter(const struct topview *tv)
+const struct topview_filter *topview_filter(const struct topview *tv)
 {
 	return &tv->filter;
 }
@@ -694,7 +694,7 @@ void topview_decay(struct topview *tv, double factor)
 
 	for (size_t i = 0; i < tv->nr_buckets; i++) {
 		tv->buckets[i].w *= factor;
-		dust += tv->buckets[i].w < TV_DUST;
+		dust += tv->buckets[i].w < TOPVIEW_DUST;
 	}
 	for (size_t i = 0; i < tv->nr_rows; i++) {
 		tv->rows[i].pub.self *= factor;
@@ -715,7 +715,7 @@ void topview_decay(struct topview *tv, double factor)
 
 	tv->total_raw = 0;
 	for (size_t i = 0; i < tv->nr_buckets; i++) {
-		if (tv->buckets[i].w < TV_DUST)
+		if (tv->buckets[i].w < TOPVIEW_DUST)
 			continue;
 		tv->buckets[n++] = tv->buckets[i];
 		tv->total_raw += tv->buckets[i].w;
@@ -743,7 +743,7 @@ void topview_zero(struct topview *tv)
 
 struct sort_ctx {
 	const struct topview *tv;
-	enum tv_sort key;
+	enum topview_sort key;
 };
 
 static int cmp_double_desc(double a, double b)
@@ -756,26 +756,26 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 	const struct sort_ctx *c = arg;
 	const struct row *ra = &c->tv->rows[*(const uint32_t *)pa];
 	const struct row *rb = &c->tv->rows[*(const uint32_t *)pb];
-	const struct tv_row *a = &ra->pub, *b = &rb->pub;
+	const struct topview_row *a = &ra->pub, *b = &rb->pub;
 	int r = 0;
 
 	switch (c->key) {
-	case TV_SORT_SELF:
+	case TOPVIEW_SORT_SELF:
 		r = cmp_double_desc(a->self, b->self);
 		break;
-	case TV_SORT_CHILDREN:
+	case TOPVIEW_SORT_CHILDREN:
 		r = cmp_double_desc(a->children, b->children);
 		break;
-	case TV_SORT_COMM:
+	case TOPVIEW_SORT_COMM:
 		r = strcmp(a->comm, b->comm);
 		break;
-	case TV_SORT_DSO:
+	case TOPVIEW_SORT_DSO:
 		r = strcmp(a->dso, b->dso);
 		break;
-	case TV_SORT_SYMBOL:
+	case TOPVIEW_SORT_SYMBOL:
 		r = strcmp(a->sym, b->sym);
 		break;
-	case TV_SORT_PID:
+	case TOPVIEW_SORT_PID:
 		r = a->pid < b->pid ? -1 : a->pid > b->pid;
 		break;
 	default:
@@ -798,7 +798,7 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 	return r;
 }
 
-size_t topview_sort(struct topview *tv, enum tv_sort key)
+size_t topview_sort(struct topview *tv, enum topview_sort key)
 {
 	const char *search = tv->filter.search;
 	struct sort_ctx c = { tv, key };
@@ -809,9 +809,9 @@ size_t topview_sort(struct topview *tv, enum tv_sort key)
 		return 0;
 	}
 	for (size_t i = 0; i < tv->nr_rows; i++) {
-		const struct tv_row *r = &tv->rows[i].pub;
+		const struct topview_row *r = &tv->rows[i].pub;
 
-		if (r->children < TV_DUST)
+		if (r->children < TOPVIEW_DUST)
 			continue;
 		if (search[0] && !strstr(r->sym, search))
 			continue;
@@ -828,7 +828,7 @@ size_t topview_nr_rows(const struct topview *tv)
 	return tv->nr_view;
 }
 
-const struct tv_row *topview_row(const struct topview *tv, size_t i)
+const struct topview_row *topview_row(const struct topview *tv, size_t i)
 {
 	return i < tv->nr_view ? &tv->rows[tv->view[i]].pub : NULL;
 }
@@ -845,7 +845,7 @@ double topview_total_raw(const struct topview *tv)
 
 static int edge_cmp(const void *pa, const void *pb)
 {
-	const struct tv_edge *a = pa, *b = pb;
+	const struct topview_edge *a = pa, *b = pb;
 	int r = cmp_double_desc(a->weight, b->weight);
 
 	if (!r)
@@ -855,11 +855,11 @@ static int edge_cmp(const void *pa, const void *pb)
 	return r;
 }
 
-static size_t neighbours(const struct topview *tv, const struct tv_row *row,
-			 int want_callers, struct tv_edge *out, size_t max)
+static size_t neighbours(const struct topview *tv, const struct topview_row *row,
+			 int want_callers, struct topview_edge *out, size_t max)
 {
 	const struct row *r = (const struct row *)row;
-	struct tv_edge *all;
+	struct topview_edge *all;
 	size_t id, n = 0;
 
 	if (!row || r < tv->rows || r >= tv->rows + tv->nr_rows)
@@ -868,7 +868,7 @@ static size_t neighbours(const struct topview *tv, const struct tv_row *row,
 	/* A linear scan: done for one expanded row per refresh. */
 	for (size_t i = 0; i < tv->nr_edges; i++)
 		n += (want_callers ? tv->edges[i].callee : tv->edges[i].caller) == id &&
-		     tv->edges[i].w >= TV_DUST;
+		     tv->edges[i].w >= TOPVIEW_DUST;
 	if (!n || !max)
 		return 0;
 	all = malloc(n * sizeof(*all));
@@ -878,7 +878,7 @@ static size_t neighbours(const struct topview *tv, const struct tv_row *row,
 	for (size_t i = 0; i < tv->nr_edges; i++) {
 		const struct edge *e = &tv->edges[i];
 
-		if ((want_callers ? e->callee : e->caller) != id || e->w < TV_DUST)
+		if ((want_callers ? e->callee : e->caller) != id || e->w < TOPVIEW_DUST)
 			continue;
 		all[n].row = &tv->rows[want_callers ? e->caller : e->callee].pub;
 		all[n].weight = e->w;
@@ -892,26 +892,26 @@ static size_t neighbours(const struct topview *tv, const struct tv_row *row,
 	return n;
 }
 
-size_t topview_callers(const struct topview *tv, const struct tv_row *row,
-		       struct tv_edge *out, size_t max)
+size_t topview_callers(const struct topview *tv, const struct topview_row *row,
+		       struct topview_edge *out, size_t max)
 {
 	return neighbours(tv, row, 1, out, max);
 }
 
-size_t topview_callees(const struct topview *tv, const struct tv_row *row,
-		       struct tv_edge *out, size_t max)
+size_t topview_callees(const struct topview *tv, const struct topview_row *row,
+		       struct topview_edge *out, size_t max)
 {
 	return neighbours(tv, row, 0, out, max);
 }
 
-int topview_foreach_stack(struct topview *tv, tv_stack_fn fn, void *arg)
+int topview_foreach_stack(struct topview *tv, topview_stack_fn fn, void *arg)
 {
 	for (size_t i = 0; i < tv->nr_buckets; i++) {
 		const struct bucket *b = &tv->buckets[i];
 		uint32_t n;
 		int ret;
 
-		if (b->w < TV_DUST || !bucket_passes(tv, b))
+		if (b->w < TOPVIEW_DUST || !bucket_passes(tv, b))
 			continue;
 		if (scratch_reserve(tv, tv->stacks[b->stack].nr))
 			return -ENOMEM;

@@ -30,7 +30,7 @@ struct np_frame {
 	int kernel;		/* shown as [k], else [.] */
 };
 
-struct tv_sample {
+struct topview_sample {
 	uint32_t cpu, pid;
 	const char *comm;
 	const struct np_frame *frames;	/* innermost first */
@@ -38,36 +38,36 @@ struct tv_sample {
 	double weight;			/* usually 1 or a stored count */
 };
 
-enum tv_sort {
-	TV_SORT_SELF = 0,
-	TV_SORT_CHILDREN,
-	TV_SORT_COMM,
-	TV_SORT_DSO,
-	TV_SORT_SYMBOL,
-	TV_SORT_PID,
-	TV_SORT_NR,
+enum topview_sort {
+	TOPVIEW_SORT_SELF = 0,
+	TOPVIEW_SORT_CHILDREN,
+	TOPVIEW_SORT_COMM,
+	TOPVIEW_SORT_DSO,
+	TOPVIEW_SORT_SYMBOL,
+	TOPVIEW_SORT_PID,
+	TOPVIEW_SORT_NR,
 };
 
-#define TV_COMM_MAX	16
-#define TV_SEARCH_MAX	64
+#define TOPVIEW_COMM_MAX	16
+#define TOPVIEW_SEARCH_MAX	64
 
-struct tv_filter {
+struct topview_filter {
 	int cpu;			/* -1: every CPU */
 	int64_t pid;			/* -1: every process */
-	char comm[TV_COMM_MAX];		/* "": every comm; else exact match */
+	char comm[TOPVIEW_COMM_MAX];		/* "": every comm; else exact match */
 	int kernel, user;		/* keep kernel / user frames */
-	char search[TV_SEARCH_MAX];	/* "": all rows; else symbol substring */
+	char search[TOPVIEW_SEARCH_MAX];	/* "": all rows; else symbol substring */
 };
 
-struct tv_row {
+struct topview_row {
 	double self, children;
 	uint32_t pid;
 	int kernel;
 	const char *comm, *dso, *sym;
 };
 
-struct tv_edge {
-	const struct tv_row *row;	/* the caller or the callee */
+struct topview_edge {
+	const struct topview_row *row;	/* the caller or the callee */
 	double weight;
 };
 
@@ -76,16 +76,16 @@ struct topview;
 struct topview *topview_new(void);
 void topview_free(struct topview *tv);
 
-void tv_filter_init(struct tv_filter *f);
+void topview_filter_init(struct topview_filter *f);
 /* Parses "self", "children", "comm", "dso", "symbol"/"sym", "pid"; -1 if unknown. */
-int tv_sort_parse(const char *name);
-const char *tv_sort_name(enum tv_sort s);
+int topview_sort_parse(const char *name);
+const char *topview_sort_name(enum topview_sort s);
 
 /* Returns 0, or -ENOMEM (the sample is then not counted anywhere). */
-int topview_add(struct topview *tv, const struct tv_sample *s);
+int topview_add(struct topview *tv, const struct topview_sample *s);
 /* Replaces the filter; rebuilds rows from the buckets when it matters. */
-int topview_set_filter(struct topview *tv, const struct tv_filter *f);
-const struct tv_filter *topview_filter(const struct topview *tv);
+int topview_set_filter(struct topview *tv, const struct topview_filter *f);
+const struct topview_filter *topview_filter(const struct topview *tv);
 /* Multiplies every weight by factor (0 < factor < 1), dropping dust. */
 void topview_decay(struct topview *tv, double factor);
 void topview_zero(struct topview *tv);
@@ -95,14 +95,14 @@ void topview_zero(struct topview *tv);
  * ordered by key (ties: self, then symbol name, then pid: deterministic).
  * Returns the number of rows in the view.
  */
-size_t topview_sort(struct topview *tv, enum tv_sort key);
+size_t topview_sort(struct topview *tv, enum topview_sort key);
 size_t topview_nr_rows(const struct topview *tv);	/* in the view */
 /*
- * The i-th row of the view.  Row pointers (also those in tv_edge) stay
+ * The i-th row of the view.  Row pointers (also those in topview_edge) stay
  * valid only until the next add, filter change, decay or zero: rows live
  * in one growable array.
  */
-const struct tv_row *topview_row(const struct topview *tv, size_t i);
+const struct topview_row *topview_row(const struct topview *tv, size_t i);
 /* Weight of the samples the filter accepted: the 100% of the view. */
 double topview_total(const struct topview *tv);
 /* Every bucket, before filtering. */
@@ -112,10 +112,10 @@ double topview_total_raw(const struct topview *tv);
  * Direct callers (or callees) of a row, heaviest first, up to max.
  * Returns how many were written.
  */
-size_t topview_callers(const struct topview *tv, const struct tv_row *row,
-		       struct tv_edge *out, size_t max);
-size_t topview_callees(const struct topview *tv, const struct tv_row *row,
-		       struct tv_edge *out, size_t max);
+size_t topview_callers(const struct topview *tv, const struct topview_row *row,
+		       struct topview_edge *out, size_t max);
+size_t topview_callees(const struct topview *tv, const struct topview_row *row,
+		       struct topview_edge *out, size_t max);
 
 /*
  * Every filtered stack (after kernel/user frame stripping), innermost
@@ -123,9 +123,9 @@ size_t topview_callees(const struct topview *tv, const struct tv_row *row,
  * buckets, so output is deterministic for a given input.  Stops and
  * returns fn's value when it is non-zero.
  */
-typedef int (*tv_stack_fn)(const struct np_frame *frames, unsigned nr,
+typedef int (*topview_stack_fn)(const struct np_frame *frames, unsigned nr,
 			   uint32_t pid, const char *comm, double weight,
 			   void *arg);
-int topview_foreach_stack(struct topview *tv, tv_stack_fn fn, void *arg);
+int topview_foreach_stack(struct topview *tv, topview_stack_fn fn, void *arg);
 
 #endif /* NP_TOPVIEW_H */

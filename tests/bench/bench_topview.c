@@ -48,8 +48,8 @@ int main(void)
 	struct topview *tv = topview_new();
 	double t0, ingest, refresh[RUNS], rebuild[RUNS], expand[RUNS];
 	unsigned seed = 12345;
-	struct tv_filter f;
-	struct tv_edge e[16];
+	struct topview_filter f;
+	struct topview_edge e[16];
 	char line[512];
 	size_t rows = 0, chars = 0;
 
@@ -72,7 +72,7 @@ int main(void)
 		};
 		/* a quarter of the samples interrupted in the kernel */
 		int k = (i & 3) == 0 ? 0 : 2;
-		struct tv_sample s = {
+		struct topview_sample s = {
 			.cpu = (uint32_t)(i & 1), .pid = 1000 + (uint32_t)(i % NR_PIDS),
 			.comm = "app", .frames = fr + k, .nr_frames = 8 - (unsigned)k,
 			.weight = 1 + rand_r(&seed) % 100,
@@ -87,9 +87,9 @@ int main(void)
 
 	for (int r = 0; r < RUNS; r++) {
 		t0 = cpu_ms();
-		rows = topview_sort(tv, r & 1 ? TV_SORT_CHILDREN : TV_SORT_SELF);
+		rows = topview_sort(tv, r & 1 ? TOPVIEW_SORT_CHILDREN : TOPVIEW_SORT_SELF);
 		for (size_t i = 0; i < SCREEN_ROWS && i < rows; i++) {
-			const struct tv_row *row = topview_row(tv, i);
+			const struct topview_row *row = topview_row(tv, i);
 
 			chars += (size_t)snprintf(line, sizeof(line),
 				"%7.2f%% %8.0f %8.0f %-15s %8u %-20s [%c] %s",
@@ -101,20 +101,20 @@ int main(void)
 		refresh[r] = cpu_ms() - t0;
 
 		t0 = cpu_ms();
-		tv_filter_init(&f);
+		topview_filter_init(&f);
 		f.kernel = r & 1;		/* the k key */
 		topview_set_filter(tv, &f);
 		rebuild[r] = cpu_ms() - t0;
 
-		topview_sort(tv, TV_SORT_SELF);
+		topview_sort(tv, TOPVIEW_SORT_SELF);
 		t0 = cpu_ms();
 		topview_callers(tv, topview_row(tv, 0), e, 16);
 		topview_callees(tv, topview_row(tv, 0), e, 16);
 		expand[r] = cpu_ms() - t0;
 	}
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	topview_set_filter(tv, &f);
-	rows = topview_sort(tv, TV_SORT_SELF);
+	rows = topview_sort(tv, TOPVIEW_SORT_SELF);
 
 	printf("bench_topview: %zu rows in view (%d leaf symbols x %d pids)\n",
 	       rows, NR_LEAVES, NR_PIDS);

@@ -515,11 +515,11 @@ static void test_stacks(void)
 	npd_live_free(l);
 }
 
-static const struct tv_row *find_row(struct topview *tv, uint32_t pid,
+static const struct topview_row *find_row(struct topview *tv, uint32_t pid,
 				     const char *comm, const char *sym)
 {
 	for (size_t i = 0; i < topview_nr_rows(tv); i++) {
-		const struct tv_row *r = topview_row(tv, i);
+		const struct topview_row *r = topview_row(tv, i);
 
 		if (r->pid == pid && !strcmp(r->comm, comm) && !strcmp(r->sym, sym))
 			return r;
@@ -532,17 +532,17 @@ static void test_stacks_view(void)
 {
 	struct npd_live *l = npd_live_new(10, fake_symbolize, NULL);
 	struct topview *tv = topview_new();
-	const struct tv_row *r;
+	const struct topview_row *r;
 	struct np_ctl_stacks t, c;
-	struct tv_filter f;
-	struct tv_edge e[4];
+	struct topview_filter f;
+	struct topview_edge e[4];
 	char err[200];
 
 	feed_stacks(l, 10);
 	t = stacks(l, 10, 5, -1, -1, NULL, 100);
 	CHECK(roundtrip(&t, NULL, &c, err, sizeof(err)) == 0);
 	CHECK(tv && topview_load_stacks(tv, &c) == 0);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	CHECK(topview_total(tv) == 11);
 	/* rows carry pid and comm; the leaf is the top row */
 	r = topview_row(tv, 0);
@@ -572,7 +572,7 @@ static void test_stacks_view(void)
 	/* Bounded reply: the remainder is one row, so shares stay shares. */
 	t = stacks(l, 10, 5, -1, -1, NULL, 1);
 	CHECK(topview_load_stacks(tv, &t) == 0);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	CHECK(topview_total(tv) == 11);
 	r = find_row(tv, 0, "[other]", "[other stacks]");
 	CHECK(r && r->self == 5);
@@ -585,7 +585,7 @@ static void test_stacks_view(void)
 	f = *topview_filter(tv);
 	f.user = 0;
 	CHECK(topview_set_filter(tv, &f) == 0 && topview_load_stacks(tv, &t) == 0);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	CHECK(topview_total(tv) == 3);
 	r = find_row(tv, 0, "[other]", "[other stacks]");
 	CHECK(r && r->self == 3 && r->kernel);
@@ -593,7 +593,7 @@ static void test_stacks_view(void)
 	f.user = 1;
 	f.kernel = 0;
 	CHECK(topview_set_filter(tv, &f) == 0 && topview_load_stacks(tv, &t) == 0);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	CHECK(topview_total(tv) == 11);
 	r = find_row(tv, 0, "[other]", "[other stacks]");
 	CHECK(r && r->self == 5 && !r->kernel);

@@ -66,7 +66,7 @@ static struct topview *fixture(void)
 {
 	struct topview *tv = topview_new();
 	struct np_frame s1[] = { A, B, M }, s2[] = { K, A, M }, s3[] = { M };
-	struct tv_sample s[] = {
+	struct topview_sample s[] = {
 		{ 0, 10, "app", s1, 3, 5 },
 		{ 1, 10, "app", s1, 3, 2 },	/* other cpu: merged in folded */
 		{ 0, 10, "app", s2, 3, 1 },

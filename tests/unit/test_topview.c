@@ -21,7 +21,7 @@ static void add(struct topview *tv, uint32_t cpu, uint32_t pid, const char *comm
 		double w, int n, ...)
 {
 	struct np_frame f[16];
-	struct tv_sample s = { cpu, pid, comm, f, (unsigned)n, w };
+	struct topview_sample s = { cpu, pid, comm, f, (unsigned)n, w };
 	va_list ap;
 
 	va_start(ap, n);
@@ -31,10 +31,10 @@ static void add(struct topview *tv, uint32_t cpu, uint32_t pid, const char *comm
 	CHECK(topview_add(tv, &s) == 0);
 }
 
-static const struct tv_row *find(struct topview *tv, const char *sym, uint32_t pid)
+static const struct topview_row *find(struct topview *tv, const char *sym, uint32_t pid)
 {
 	for (size_t i = 0; i < topview_nr_rows(tv); i++) {
-		const struct tv_row *r = topview_row(tv, i);
+		const struct topview_row *r = topview_row(tv, i);
 
 		if (!strcmp(r->sym, sym) && r->pid == pid)
 			return r;
@@ -57,10 +57,10 @@ static struct topview *fixture(void)
 static void test_self_children(void)
 {
 	struct topview *tv = fixture();
-	const struct tv_row *r;
+	const struct topview_row *r;
 
 	CHECK_NEAR(topview_total(tv), 7);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 7);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 7);
 	r = find(tv, "a", 100);
 	CHECK(r && fabs(r->self - 4) < 1e-9 && fabs(r->children - 4) < 1e-9);
 	r = find(tv, "b", 100);
@@ -77,65 +77,65 @@ static void test_self_children(void)
 static void test_sort(void)
 {
 	struct topview *tv = fixture();
-	const struct tv_row *r;
+	const struct topview_row *r;
 
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	CHECK(!strcmp(topview_row(tv, 0)->sym, "a"));
 	CHECK(!strcmp(topview_row(tv, 1)->sym, "copy_page"));
-	topview_sort(tv, TV_SORT_CHILDREN);
+	topview_sort(tv, TOPVIEW_SORT_CHILDREN);
 	CHECK(!strcmp(topview_row(tv, 0)->sym, "main"));
-	topview_sort(tv, TV_SORT_SYMBOL);
+	topview_sort(tv, TOPVIEW_SORT_SYMBOL);
 	CHECK(!strcmp(topview_row(tv, 0)->sym, "a"));
 	CHECK(!strcmp(topview_row(tv, 6)->sym, "main"));
 	/* equal symbol "a": ties break on self, so pid 100 first */
 	CHECK(topview_row(tv, 0)->pid == 100 && topview_row(tv, 1)->pid == 200);
-	topview_sort(tv, TV_SORT_COMM);
+	topview_sort(tv, TOPVIEW_SORT_COMM);
 	CHECK(!strcmp(topview_row(tv, 0)->comm, "app"));
 	CHECK(!strcmp(topview_row(tv, 6)->comm, "other"));
-	topview_sort(tv, TV_SORT_DSO);
+	topview_sort(tv, TOPVIEW_SORT_DSO);
 	r = topview_row(tv, 0);
 	CHECK(!strcmp(r->dso, "/bin/app") && !strcmp(r->sym, "a"));
 	CHECK(!strcmp(topview_row(tv, 6)->dso, "[kernel.kallsyms]"));
-	CHECK(tv_sort_parse("children") == TV_SORT_CHILDREN);
-	CHECK(tv_sort_parse("sym") == TV_SORT_SYMBOL);
-	CHECK(tv_sort_parse("bogus") == -1);
+	CHECK(topview_sort_parse("children") == TOPVIEW_SORT_CHILDREN);
+	CHECK(topview_sort_parse("sym") == TOPVIEW_SORT_SYMBOL);
+	CHECK(topview_sort_parse("bogus") == -1);
 	topview_free(tv);
 }
 
 static void test_filters(void)
 {
 	struct topview *tv = fixture();
-	struct tv_filter f;
-	const struct tv_row *r;
+	struct topview_filter f;
+	const struct topview_row *r;
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	f.user = 0;			/* kernel frames only */
 	CHECK(topview_set_filter(tv, &f) == 0);
 	CHECK_NEAR(topview_total(tv), 2);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 2);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 2);
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	f.kernel = 0;			/* user only: pid 200's a becomes self */
 	topview_set_filter(tv, &f);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	r = find(tv, "a", 200);
 	CHECK(r && fabs(r->self - 2) < 1e-9);
 	CHECK(!find(tv, "copy_page", 200));
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	f.cpu = 1;
 	topview_set_filter(tv, &f);
 	CHECK_NEAR(topview_total(tv), 2);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	r = find(tv, "b", 100);
 	CHECK(r && fabs(r->self - 1) < 1e-9);
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	f.pid = 200;
 	topview_set_filter(tv, &f);
 	CHECK_NEAR(topview_total(tv), 2);
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	strcpy(f.comm, "app");
 	topview_set_filter(tv, &f);
 	CHECK_NEAR(topview_total(tv), 5);
@@ -147,10 +147,10 @@ static void test_filters(void)
 	CHECK_NEAR(topview_total(tv), 1);
 	CHECK_NEAR(topview_total_raw(tv), 8);
 
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	strcpy(f.search, "ma");
 	topview_set_filter(tv, &f);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 2);	/* main x2 pids */
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 2);	/* main x2 pids */
 	CHECK_NEAR(topview_total(tv), 8);
 	topview_free(tv);
 }
@@ -158,24 +158,24 @@ static void test_filters(void)
 static void test_decay_zero(void)
 {
 	struct topview *tv = fixture();
-	const struct tv_row *r;
+	const struct topview_row *r;
 
 	topview_decay(tv, 0.5);
 	CHECK_NEAR(topview_total(tv), 3.5);
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	r = find(tv, "a", 100);
 	CHECK(r && fabs(r->self - 2) < 1e-9 && fabs(r->children - 2) < 1e-9);
 	/* decayed to dust: rows disappear from the view */
 	for (int i = 0; i < 20; i++)
 		topview_decay(tv, 0.5);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 0);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 0);
 	add(tv, 0, 100, "app", 1, 1, &A);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 1);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 1);
 	topview_zero(tv);
 	CHECK(topview_total(tv) == 0);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 0);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 0);
 	add(tv, 0, 100, "app", 1, 2, &A, &B);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 2);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 2);
 	topview_free(tv);
 
 	/* pruning path: many buckets decaying to dust get compacted */
@@ -183,7 +183,7 @@ static void test_decay_zero(void)
 	for (int i = 0; i < 5000; i++) {
 		char name[32];
 		struct np_frame f = { "/x", name, 0 };
-		struct tv_sample s = { 0, (uint32_t)i, "p", &f, 1, 1 };
+		struct topview_sample s = { 0, (uint32_t)i, "p", &f, 1, 1 };
 
 		snprintf(name, sizeof(name), "f%d", i);
 		topview_add(tv, &s);
@@ -191,7 +191,7 @@ static void test_decay_zero(void)
 	for (int i = 0; i < 30; i++)
 		topview_decay(tv, 7.0 / 8);
 	add(tv, 0, 1, "p", 1, 1, &A);
-	CHECK(topview_sort(tv, TV_SORT_SELF) == 1);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 1);
 	CHECK(topview_total_raw(tv) < 1 + 5000 * 0.05);
 	topview_free(tv);
 }
@@ -199,10 +199,10 @@ static void test_decay_zero(void)
 static void test_callgraph(void)
 {
 	struct topview *tv = fixture();
-	struct tv_edge e[8];
+	struct topview_edge e[8];
 	size_t n;
 
-	topview_sort(tv, TV_SORT_SELF);
+	topview_sort(tv, TOPVIEW_SORT_SELF);
 	n = topview_callers(tv, find(tv, "a", 100), e, 8);
 	CHECK(n == 3);	/* b (3), a (recursion, 1), main (1) */
 	CHECK(n >= 1 && !strcmp(e[0].row->sym, "b") && fabs(e[0].weight - 3) < 1e-9);
@@ -238,12 +238,12 @@ static void test_foreach(void)
 {
 	struct topview *tv = fixture();
 	struct stacks_seen s = { 0 };
-	struct tv_filter f;
+	struct topview_filter f;
 
 	CHECK(topview_foreach_stack(tv, count_stack, &s) == 0);
 	CHECK(s.n == 4 && fabs(s.w - 7) < 1e-9);
 	CHECK(!strcmp(s.first, "app:100:a:3"));
-	tv_filter_init(&f);
+	topview_filter_init(&f);
 	f.user = 0;
 	topview_set_filter(tv, &f);
 	memset(&s, 0, sizeof(s));
