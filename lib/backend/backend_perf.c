@@ -7,7 +7,7 @@
  * COMM and FORK/EXIT records, also used by the kmod backend) and the
  * sampling one.  Every record carries a CLOCK_MONOTONIC timestamp
  * (sample_id_all), and drain() hands records of all rings of both lists
- * on merged in time order (np_ordered.h), as perf does: a child's FORK
+ * on merged in time order (ordered.h), as perf does: a child's FORK
  * read from one CPU's ring must come before its exec COMM and MMAP2s read
  * from another, and a sample must see exactly the mappings of its time.
  *
@@ -32,7 +32,7 @@
 #include <perf/mmap.h>
 #include <perf/event.h>
 #include "np_backend_impl.h"
-#include "np_ordered.h"
+#include "ordered.h"
 #include "np_clock.h"
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -70,7 +70,7 @@ struct np_perf_sideband {
 	struct comm_entry *comms[COMM_BUCKETS];	/* kept only when asked */
 	unsigned int nr_comms, sweep_at;
 	int track_comms;
-	struct np_oe oe;	/* records read, not yet handed on */
+	struct np_ordered oe;	/* records read, not yet handed on */
 };
 
 struct perf_backend {
@@ -470,7 +470,7 @@ static int record_time(const struct evl *e, const union perf_event *pe,
 
 /*
  * Copy every record of every ring of an event list into the ordered
- * queue (until it holds NP_OE_MAX_BYTES: the rest waits in the rings).
+ * queue (until it holds NP_ORDERED_MAX_BYTES: the rest waits in the rings).
  * Records nobody decodes (THROTTLE...) are consumed here.
  */
 static void evl_read(struct evl *e, struct np_perf_sideband *sb, int src)
@@ -483,9 +483,9 @@ static void evl_read(struct evl *e, struct np_perf_sideband *sb, int src)
 		uint32_t cpu = perf_cpu_map__cpu(e->cpus, idx++ % e->nr_cpus).cpu;
 		union perf_event *pe;
 
-		if (np_oe_full(&sb->oe) || perf_mmap__read_init(map) < 0)
+		if (np_ordered_full(&sb->oe) || perf_mmap__read_init(map) < 0)
 			continue;
-		while (!np_oe_full(&sb->oe) &&
+		while (!np_ordered_full(&sb->oe) &&
 		       (pe = perf_mmap__read_event(map)) != NULL) {
 			uint64_t time;
 
@@ -498,7 +498,7 @@ static void evl_read(struct evl *e, struct np_perf_sideband *sb, int src)
 			case PERF_RECORD_FORK:
 			case PERF_RECORD_EXIT:
 				if (record_time(e, pe, &time) == 0)
-					np_oe_push(&sb->oe, time, cpu, src, pe,
+					np_ordered_push(&sb->oe, time, cpu, src, pe,
 						   pe->header.size);
 				break;
 			default:
@@ -518,7 +518,7 @@ struct oe_sink {
 	uint64_t *lost;
 };
 
-static int deliver_queued(const struct np_oe_entry *e, void *arg)
+static int deliver_queued(const struct np_ordered_entry *e, void *arg)
 {
 	struct oe_sink *k = arg;
 	union perf_event *pe = e->rec;
@@ -559,7 +559,7 @@ static int drain_ordered(struct np_perf_sideband *sb, struct perf_backend *pb,
 	evl_read(&sb->evl, sb, SRC_SIDEBAND);
 	if (pb)
 		evl_read(&pb->evl, sb, SRC_SAMPLES);
-	return np_oe_flush(&sb->oe, horizon, deliver_queued, &k);
+	return np_ordered_flush(&sb->oe, horizon, deliver_queued, &k);
 }
 
 /* ---- side-band --------------------------------------------------- */
@@ -639,7 +639,7 @@ void np_perf_sideband_close(struct np_perf_sideband *sb)
 	if (!sb)
 		return;
 	evl_close(&sb->evl);
-	np_oe_free(&sb->oe);
+	np_ordered_free(&sb->oe);
 	for (int i = 0; i < COMM_BUCKETS; i++) {
 		while (sb->comms[i]) {
 			struct comm_entry *c = sb->comms[i];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Ordered events (np_ordered.h).  Records arrive per ring, each ring in
+ * Ordered events (ordered.h).  Records arrive per ring, each ring in
  * time order; the pending set is re-sorted at each flush, which costs
  * little because it is only what one drain read plus the few records
  * newer than the previous horizon.
@@ -8,17 +8,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "np_ordered.h"
+#include "ordered.h"
 
-int np_oe_push(struct np_oe *oe, uint64_t time, uint32_t cpu, int src,
+int np_ordered_push(struct np_ordered *oe, uint64_t time, uint32_t cpu, int src,
 	       const void *rec, size_t len)
 {
-	struct np_oe_entry *e;
+	struct np_ordered_entry *e;
 	void *copy;
 
 	if (oe->nr == oe->cap) {
 		size_t cap = oe->cap ? oe->cap * 2 : 256;
-		struct np_oe_entry *v;
+		struct np_ordered_entry *v;
 
 		/* reclaim the flushed prefix before growing */
 		if (oe->head) {
@@ -52,20 +52,20 @@ int np_oe_push(struct np_oe *oe, uint64_t time, uint32_t cpu, int src,
 
 static int cmp_entry(const void *a, const void *b)
 {
-	const struct np_oe_entry *x = a, *y = b;
+	const struct np_ordered_entry *x = a, *y = b;
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int np_oe_flush(struct np_oe *oe, uint64_t horizon, np_oe_fn fn, void *arg)
+int np_ordered_flush(struct np_ordered *oe, uint64_t horizon, np_ordered_fn fn, void *arg)
 {
 	int n = 0, stop = 0;
 
 	qsort(oe->v + oe->head, oe->nr - oe->head, sizeof(*oe->v), cmp_entry);
 	while (!stop && oe->head < oe->nr && oe->v[oe->head].time <= horizon) {
-		struct np_oe_entry *e = &oe->v[oe->head++];
+		struct np_ordered_entry *e = &oe->v[oe->head++];
 
 		stop = fn(e, arg);
 		oe->bytes -= e->len;
@@ -78,12 +78,12 @@ int np_oe_flush(struct np_oe *oe, uint64_t horizon, np_oe_fn fn, void *arg)
 	return n;
 }
 
-size_t np_oe_pending(const struct np_oe *oe)
+size_t np_ordered_pending(const struct np_ordered *oe)
 {
 	return oe->nr - oe->head;
 }
 
-void np_oe_free(struct np_oe *oe)
+void np_ordered_free(struct np_ordered *oe)
 {
 	for (size_t i = oe->head; i < oe->nr; i++)
 		free(oe->v[i].rec);

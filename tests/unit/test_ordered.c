@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "np_ordered.h"
+#include "ordered.h"
 
 #include "check.h"
 
@@ -17,7 +17,7 @@ struct seen {
 	int n, stop_at;
 };
 
-static int collect(const struct np_oe_entry *e, void *arg)
+static int collect(const struct np_ordered_entry *e, void *arg)
 {
 	struct seen *s = arg;
 	int v;
@@ -28,14 +28,14 @@ static int collect(const struct np_oe_entry *e, void *arg)
 	return s->n == s->stop_at;
 }
 
-static void push(struct np_oe *oe, uint64_t t, uint32_t cpu, int v)
+static void push(struct np_ordered *oe, uint64_t t, uint32_t cpu, int v)
 {
-	CHECK(np_oe_push(oe, t, cpu, 0, &v, sizeof(v)) == 0);
+	CHECK(np_ordered_push(oe, t, cpu, 0, &v, sizeof(v)) == 0);
 }
 
 int main(void)
 {
-	struct np_oe oe = { 0 };
+	struct np_ordered oe = { 0 };
 	struct seen s = { 0 };
 
 	/* ring 0 then ring 1, as a drain reads them: FORK(20) after COMM(30) */
@@ -44,30 +44,30 @@ int main(void)
 	push(&oe, 20, 1, 2);	/* FORK, CPU 1 */
 	push(&oe, 10, 1, 1);	/* (a ring out of order is sorted too) */
 	push(&oe, 55, 1, 6);	/* after the horizon */
-	CHECK(np_oe_flush(&oe, 50, collect, &s) == 4);
+	CHECK(np_ordered_flush(&oe, 50, collect, &s) == 4);
 	CHECK(s.n == 4 && s.v[0] == 1 && s.v[1] == 2 && s.v[2] == 3 && s.v[3] == 4);
-	CHECK(np_oe_pending(&oe) == 1);
+	CHECK(np_ordered_pending(&oe) == 1);
 
 	/* the next drain: the held record merges with newer ones */
 	push(&oe, 52, 0, 5);
 	push(&oe, 55, 0, 7);	/* same time: push order */
 	push(&oe, 90, 0, 9);
 	s.stop_at = 6;		/* the consumer stops after two */
-	CHECK(np_oe_flush(&oe, 60, collect, &s) == 2);
+	CHECK(np_ordered_flush(&oe, 60, collect, &s) == 2);
 	CHECK(s.n == 6 && s.v[4] == 5 && s.v[5] == 6);
-	CHECK(np_oe_pending(&oe) == 2);
+	CHECK(np_ordered_pending(&oe) == 2);
 	s.stop_at = 0;
-	CHECK(np_oe_flush(&oe, UINT64_MAX, collect, &s) == 2);
+	CHECK(np_ordered_flush(&oe, UINT64_MAX, collect, &s) == 2);
 	CHECK(s.n == 8 && s.v[6] == 7 && s.v[7] == 9);
 	for (int i = 1; i < s.n; i++)
 		CHECK(s.t[i - 1] <= s.t[i]);
-	CHECK(np_oe_pending(&oe) == 0 && oe.bytes == 0);
+	CHECK(np_ordered_pending(&oe) == 0 && oe.bytes == 0);
 
 	/* growth past the first allocation, then free with records held */
 	for (int i = 0; i < 1000; i++)
 		push(&oe, 1000 - i, i % 2, i);
-	CHECK(np_oe_pending(&oe) == 1000 && !np_oe_full(&oe));
-	np_oe_free(&oe);
+	CHECK(np_ordered_pending(&oe) == 1000 && !np_ordered_full(&oe));
+	np_ordered_free(&oe);
 	CHECK(oe.v == NULL && oe.nr == 0);
 
 	printf("%s\n", failures ? "FAIL" : "PASS");

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct np_oe_entry {
+struct np_ordered_entry {
 	uint64_t time;		/* CLOCK_MONOTONIC ns, from the record */
 	uint64_t seq;		/* read order: ties keep ring order */
 	uint32_t cpu;		/* of the ring it was read from */
@@ -20,32 +20,32 @@ struct np_oe_entry {
 	size_t len;
 };
 
-struct np_oe {
-	struct np_oe_entry *v;	/* v[head..nr) pending, sorted after flush */
+struct np_ordered {
+	struct np_ordered_entry *v;	/* v[head..nr) pending, sorted after flush */
 	size_t head, nr, cap;
 	size_t bytes;		/* of pending records, for the cap */
 	uint64_t seq;
 };
 
 /* Bound on held record bytes: readers stop filling (rings hold the rest). */
-#define NP_OE_MAX_BYTES	(32u << 20)
+#define NP_ORDERED_MAX_BYTES	(32u << 20)
 
-static inline int np_oe_full(const struct np_oe *oe)
+static inline int np_ordered_full(const struct np_ordered *oe)
 {
-	return oe->bytes >= NP_OE_MAX_BYTES;
+	return oe->bytes >= NP_ORDERED_MAX_BYTES;
 }
 
 /* Copy rec in.  0, or -ENOMEM (the record is dropped). */
-int np_oe_push(struct np_oe *oe, uint64_t time, uint32_t cpu, int src,
+int np_ordered_push(struct np_ordered *oe, uint64_t time, uint32_t cpu, int src,
 	       const void *rec, size_t len);
-typedef int (*np_oe_fn)(const struct np_oe_entry *e, void *arg);
+typedef int (*np_ordered_fn)(const struct np_ordered_entry *e, void *arg);
 /*
  * Hand on, oldest first, every held record with time <= horizon; a
  * callback returning non-zero stops after that record (the rest stay
  * held).  Returns the number handed on.
  */
-int np_oe_flush(struct np_oe *oe, uint64_t horizon, np_oe_fn fn, void *arg);
-size_t np_oe_pending(const struct np_oe *oe);
-void np_oe_free(struct np_oe *oe);
+int np_ordered_flush(struct np_ordered *oe, uint64_t horizon, np_ordered_fn fn, void *arg);
+size_t np_ordered_pending(const struct np_ordered *oe);
+void np_ordered_free(struct np_ordered *oe);
 
 #endif /* NP_ORDERED_H */
