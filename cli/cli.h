@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "np_symbols.h"
+#include "symbolizer.h"
 #include "topview.h"
 
 /* Exit codes: documented in nmiprof.1 and `nmiprof help`. */

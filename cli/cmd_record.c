@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "np_backend.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 #include "store.h"
 #include "np_clock.h"
 

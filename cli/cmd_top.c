@@ -24,7 +24,7 @@
 #include "cli.h"
 #include "np_backend.h"
 #include "np_ctl.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 #include "np_clock.h"
 #include "resolve.h"
 

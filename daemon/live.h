@@ -17,7 +17,7 @@
 #include "np_ctl.h"
 #include "agg.h"		/* np_symbolize_fn */
 #include "np_event.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 struct npd_live;
 

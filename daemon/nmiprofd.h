@@ -24,7 +24,7 @@
 
 #include "config.h"
 #include "np_backend.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 struct npd_live;
 struct npd_slices;

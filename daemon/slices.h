@@ -15,7 +15,7 @@
 #include "config.h"
 #include "np_event.h"
 #include "agg.h"		/* np_symbolize_fn */
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 struct npd_slices;
 

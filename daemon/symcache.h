@@ -19,7 +19,7 @@
 #define NPD_SYMCACHE_H
 
 #include <stdint.h>
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 struct npd_symcache;
 

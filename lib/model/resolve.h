@@ -7,7 +7,7 @@
  *
  * A stack is interned outermost first:
  *   - the user frames, the outermost run of unmapped ones folded into
- *     the one NP_SYM_UNMAPPED_RUN frame (np_symbols.h); the innermost
+ *     the one NP_SYM_UNMAPPED_RUN frame (symbolizer.h); the innermost
  *     user frame is always kept;
  *   - the kernel frames;
  *   - a sample without any frame but with an ip keeps the ip as its one

@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 #define NP_STACK_EMPTY	0U		/* root node: a sample without frames */
 #define NP_ID_NONE	UINT32_MAX	/* allocation failure / not found */
@@ -59,7 +59,7 @@ void np_stacktab_frame_strs(const struct np_stacktab *st, uint32_t id,
 uint32_t np_stacktab_nr_frames(const struct np_stacktab *st);
 /*
  * The outermost run of unmapped user frames of a stack folds into the one
- * frame np_stacktab_unmapped_run() (np_symbols.h); the innermost frame is
+ * frame np_stacktab_unmapped_run() (symbolizer.h); the innermost frame is
  * always kept.  np_stacktab_frame_unmapped() tells such a frame (an
  * unnamed user frame in NP_DSO_UNMAPPED; 0 for NP_ID_NONE).
  */

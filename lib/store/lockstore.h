@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "np_event.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 #include "store.h"
 
 #define NP_LOCKUP_ID_LEN	64

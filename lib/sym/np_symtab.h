@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Private to the symbolizer (symbolizer.c, symtab.c, ksyms.c, elfsyms.c,
- * maps.c, perfmap.c).  Consumers use np_symbols.h.
+ * maps.c, perfmap.c).  Consumers use symbolizer.h.
  */
 #ifndef NP_SYMTAB_H
 #define NP_SYMTAB_H

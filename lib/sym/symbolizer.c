@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The symbolizer (np_symbols.h): kernel addresses through /proc/kallsyms,
+ * The symbolizer (symbolizer.h): kernel addresses through /proc/kallsyms,
  * user addresses through the sampled process's mappings and the ELF
  * objects behind them, JIT code through /tmp/perf-PID.map.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "np_symbols.h"
+#include "symbolizer.h"
 #include "np_symtab.h"
 #include "np_clock.h"
 

@@ -13,8 +13,8 @@
  * find such words (stack contents, text, zeroes) at the outer end of user
  * stacks; the aggregator folds that run into one frame (see agg.h).
  */
-#ifndef NP_SYMBOLS_H
-#define NP_SYMBOLS_H
+#ifndef NP_SYMBOLIZER_H
+#define NP_SYMBOLIZER_H
 
 #include <stdint.h>
 #include <stddef.h>
@@ -56,4 +56,4 @@ size_t np_symbolizer_mem(const struct np_symbolizer *s);
 /* One line for the user when kallsyms addresses are hidden, else NULL. */
 const char *np_symbolizer_warning(const struct np_symbolizer *s);
 
-#endif /* NP_SYMBOLS_H */
+#endif /* NP_SYMBOLIZER_H */

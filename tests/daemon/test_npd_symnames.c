@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 #include "../unit/check.h"
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include "np_backend.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 #define HOT NMIPROF_TEST_BINDIR "/progs/hot"
 

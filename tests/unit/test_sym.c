@@ -23,7 +23,7 @@
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "np_symbols.h"
+#include "symbolizer.h"
 
 #include "check.h"
 
