@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Control protocol (lib/ctl/np_ctl.c): escaping, line parsing, request and
+ * Control protocol (lib/ctl/np_ctl*.c): escaping, line parsing, request and
  * reply codecs, and the client against a scripted peer over a socketpair
  * (ERR replies, truncated replies, garbage and a peer that never answers).
  */
