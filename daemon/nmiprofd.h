@@ -11,7 +11,8 @@
  *   symcache.c    (pid, address) -> symbol memo for the hot path
  *   slices.c      the current time slice and its hand-over to the store
  *   lockups.c     lockup reports, stored the moment they arrive
- *   live.c        per-second ring for live top and stacks queries
+ *   live.c        per-second ring of the live view
+ *   live_query.c  its top and stacks queries
  *   commands.c    control socket commands (status, top, stacks)
  *   ctl_server.c  control socket transport
  *   reload.c      SIGHUP: applying a new configuration
