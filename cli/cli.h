@@ -113,6 +113,8 @@ struct cli_profile_info {
 	uint32_t segments, skipped;
 	uint64_t samples, lost;
 	uint64_t first_ns, last_ns;
+	uint64_t period_ns;	/* CPU time per sample, 0: not recorded */
+	int period_mixed;	/* segments sampled at different rates */
 };
 
 /*

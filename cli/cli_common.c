@@ -325,6 +325,8 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
 		info->lost = st.lost;
 		info->first_ns = st.first_ns;
 		info->last_ns = st.last_ns;
+		info->period_ns = st.period_ns;
+		info->period_mixed = st.period_mixed;
 	}
 	return EXIT_OK;
 }

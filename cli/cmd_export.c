@@ -31,7 +31,8 @@ void usage_export(FILE *out)
 		"  -K, --kernel, -U, --user\n"
 		"                         as for 'nmiprof report'\n"
 		"      --title TEXT       svg title\n"
-		"      --freq HZ          sampling rate, for pprof's period (default 99)\n"
+		"      --freq HZ          sampling rate, for pprof's period (default:\n"
+		"                         the profile's own, else 99)\n"
 		"      --no-comm          folded/svg: no command name as the root frame\n"
 		"  -h, --help             this text\n", NP_STORE_DEFAULT_DIR);
 }
@@ -117,6 +118,14 @@ int cmd_export(int argc, char **argv)
 	ret = cli_load_view("export", &src, &f, &tv, &info);
 	if (ret)
 		return ret;
+	/* Counts of different periods do not add up to one CPU time. */
+	if (fmt == NP_EXPORT_PPROF && !eo.freq_hz && info.period_mixed) {
+		cli_error("export", "the profile mixes sampling rates: narrow it "
+			  "with --since/--until, or give --freq HZ");
+		topview_free(tv);
+		return EXIT_BAD_INPUT;
+	}
+	eo.period_ns = info.period_ns;
 	if (info.first_ns && info.last_ns > info.first_ns) {
 		eo.time_ns = info.first_ns;
 		eo.duration_ns = info.last_ns - info.first_ns;

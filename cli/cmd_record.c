@@ -240,6 +240,7 @@ int cmd_record(int argc, char **argv)
 	np_agg_opts_init(&ao);
 	ao.symbolize = symbolize;
 	ao.symbolize_arg = r.syms;
+	ao.period_ns = NP_NSEC_PER_SEC / bo.freq_hz;	/* into every segment */
 	r.agg = np_agg_new(&ao);
 	if (!r.agg) {
 		cli_error("record", "out of memory");

@@ -68,6 +68,7 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 	np_agg_opts_init(&ao);
 	ao.symbolize = symbolize;
 	ao.symbolize_arg = arg;
+	ao.period_ns = NP_NSEC_PER_SEC / cfg->freq_hz;
 	sl->agg = np_agg_new(&ao);
 	if (!sl->agg) {
 		snprintf(err, errlen, "out of memory");
@@ -172,6 +173,9 @@ void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg)
 	uint64_t slice_ns = (uint64_t)cfg->slice_s * NP_NSEC_PER_SEC;
 	char err[256];
 
+	/* A new frequency counts from here: the slice in memory is labelled
+	 * with it (a reload is rare; the alternative is a forced flush). */
+	np_agg_set_period_ns(sl->agg, NP_NSEC_PER_SEC / cfg->freq_hz);
 	if (slice_ns != sl->slice_ns) {
 		np_info("slice length %" PRIu64 " s -> %u s from the next slice",
 			sl->slice_ns / NP_NSEC_PER_SEC, cfg->slice_s);

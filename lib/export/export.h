@@ -24,6 +24,7 @@ enum np_export_format {
 struct np_export_opts {
 	const char *title;	/* svg title; NULL: "nmiprof flame graph" */
 	uint32_t freq_hz;	/* pprof period = 1e9 / freq_hz ns; 0: unknown */
+	uint64_t period_ns;	/* the profile's own period, if freq_hz is 0 */
 	uint64_t time_ns;	/* pprof time_nanos (wall clock), 0: unset */
 	uint64_t duration_ns;	/* pprof duration_nanos, 0: unset */
 	int no_comm;		/* folded/svg: do not put comm as the root frame */

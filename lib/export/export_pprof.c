@@ -183,8 +183,10 @@ int np_export_pprof(struct topview *tv, const struct np_export_opts *o,
 	np_buf_init(&p.defs);
 	np_buf_init(&p.sub);
 	np_buf_init(&p.sub2);
-	/* An unknown rate: assume the backends' documented default, 99 Hz. */
-	p.period = 1000000000ULL / (o->freq_hz ? o->freq_hz : 99);
+	/* --freq, else the profile's own period; unknown (profiles written
+	 * before it was recorded): the backends' default, 99 Hz. */
+	p.period = o->freq_hz ? 1000000000ULL / o->freq_hz :
+		   o->period_ns ? o->period_ns : 1000000000ULL / 99;
 	str_id(&p, "");		/* string_table[0] must be "" */
 
 	value_type(&p, PROFILE_SAMPLE_TYPE, "samples", "count");

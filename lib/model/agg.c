@@ -150,6 +150,16 @@ uint64_t np_agg_samples(const struct np_agg *a)
 	return a->samples;
 }
 
+uint64_t np_agg_period_ns(const struct np_agg *a)
+{
+	return a->opts.period_ns;
+}
+
+void np_agg_set_period_ns(struct np_agg *a, uint64_t ns)
+{
+	a->opts.period_ns = ns;
+}
+
 uint64_t np_agg_lost_count(const struct np_agg *a)
 {
 	return a->lost;

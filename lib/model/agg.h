@@ -48,6 +48,9 @@ struct np_agg_opts {
 	size_t stacktab_cap;		/* bytes; past it np_agg_reset() also
 					 * clears the stack table (default
 					 * 8 MiB) */
+	uint64_t period_ns;		/* CPU time one sample stands for
+					 * (1e9 / Hz), written into segments;
+					 * 0: unknown */
 };
 
 struct np_agg_entry {
@@ -76,6 +79,9 @@ const struct np_agg_entry *np_agg_entries(const struct np_agg *a,
 					  uint32_t *nr);
 uint64_t np_agg_samples(const struct np_agg *a);	/* sum of counts */
 uint64_t np_agg_lost_count(const struct np_agg *a);
+/* opts.period_ns; the setter for a frequency changed while running. */
+uint64_t np_agg_period_ns(const struct np_agg *a);
+void np_agg_set_period_ns(struct np_agg *a, uint64_t ns);
 size_t np_agg_mem(const struct np_agg *a);
 /* Start a new slice. */
 void np_agg_reset(struct np_agg *a);

@@ -48,6 +48,7 @@ struct np_seg_info {
 	/* version 4: the stack dictionary the segment needs (0: none) */
 	uint64_t epoch, dict_len;
 	uint32_t dict_crc;
+	uint64_t period_ns;		/* CPU time per sample, 0: unknown */
 };
 
 #define NP_SEG_F_BY_CPU		(1U << 0)
@@ -78,6 +79,9 @@ struct np_read_stats {
 	uint32_t skipped;		/* corrupt / unreadable, reported */
 	uint64_t samples, lost;
 	uint64_t first_ns, last_ns;	/* span of the merged segments */
+	uint64_t period_ns;		/* the merged segments' sampling period,
+					 * 0: none known */
+	int period_mixed;		/* they differ: period_ns is the first */
 };
 
 void np_read_opts_init(struct np_read_opts *o);

@@ -67,10 +67,13 @@ uint8_t *np_seg_pack(const struct np_buf *b, const struct np_seg_prefix *p,
 	return seg;
 }
 
-void np_seg_seal(uint8_t *seg)
+void np_seg_seal(uint8_t *seg, uint64_t period_ns)
 {
 	const struct np_seg_prefix *h = (const struct np_seg_prefix *)seg;
-	uint32_t crc = np_crc32c(0, seg, h->hdr_size - sizeof(crc));
+	uint32_t crc;
+
+	memcpy(seg + NP_SEG_PERIOD_OFF(h->hdr_size), &period_ns, sizeof(period_ns));
+	crc = np_crc32c(0, seg, h->hdr_size - sizeof(crc));
 
 	memcpy(seg + h->hdr_size - sizeof(crc), &crc, sizeof(crc));
 }

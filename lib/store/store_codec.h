@@ -47,7 +47,7 @@ uint8_t *np_seg_compress(size_t hdr_size, const struct np_buf *b, int level,
 uint8_t *np_seg_pack(const struct np_buf *b, const struct np_seg_prefix *p,
 		     int level, size_t *seglen);
 /* Store the header's crc32c in its last 4 bytes. */
-void np_seg_seal(uint8_t *seg);
+void np_seg_seal(uint8_t *seg, uint64_t period_ns);
 /* 0 if the payload of a segment whose header np_seg_header() read into
  * in matches its checksum, else -EBADMSG with err. */
 int np_seg_payload_check(const void *buf, const struct np_seg_info *in,

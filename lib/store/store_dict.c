@@ -213,7 +213,7 @@ static int encode_segment(const struct np_epoch *ep, const struct np_agg *a,
 	h->dict_crc = dict_crc;
 	h->epoch = ep->id;
 	h->dict_len = dict_len;
-	np_seg_seal(seg);
+	np_seg_seal(seg, np_agg_period_ns(a));
 	*out = seg;
 	return 0;
 }

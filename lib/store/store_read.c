@@ -47,6 +47,10 @@ static void stats_add(struct np_read_stats *st, const struct np_seg_info *in)
 	if (!st->segments || in->end_ns > st->last_ns)
 		st->last_ns = in->end_ns;
 	st->segments++;
+	if (in->period_ns && !st->period_ns)
+		st->period_ns = in->period_ns;
+	else if (in->period_ns && in->period_ns != st->period_ns)
+		st->period_mixed = 1;
 	st->samples += in->samples;
 	st->lost += in->lost;
 }

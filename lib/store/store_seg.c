@@ -368,7 +368,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	seg = np_seg_pack(&b, &p, level, outlen);
 	if (!seg)
 		goto out;
-	np_seg_seal(seg);
+	np_seg_seal(seg, np_agg_period_ns(a));
 	*out = seg;
 	seg = NULL;
 	ret = 0;
@@ -439,6 +439,8 @@ int np_seg_header(const void *buf, size_t len, struct np_seg_info *info,
 	info->raw_size = h.raw_size;
 	info->comp_size = h.comp_size;
 	info->size = hs + h.comp_size;
+	memcpy(&info->period_ns, (const uint8_t *)buf + NP_SEG_PERIOD_OFF(hs),
+	       sizeof(info->period_ns));
 	if (h.version == NP_SEG_VERSION_DICT) {
 		info->epoch = h.epoch;
 		info->dict_len = h.dict_len;

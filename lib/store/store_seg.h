@@ -53,7 +53,7 @@ struct np_seg_prefix {
 /* Versions 1-3: 96 bytes. */
 struct np_seg_hdr {
 	NP_SEG_PREFIX_FIELDS
-	uint32_t reserved[2];
+	uint32_t period_ns[2];	/* u64 at offset 84 (np_seg_seal), 0: unknown */
 	uint32_t hdr_crc;	/* crc32c of the 92 bytes before it */
 };
 
@@ -67,7 +67,8 @@ struct np_seg_hdr4 {
 	uint32_t dict_crc;	/* crc32c of the dictionary's first dict_len bytes */
 	uint64_t epoch;		/* profile/dict-<epoch>.npd */
 	uint64_t dict_len;	/* bytes of it this segment needs */
-	uint32_t reserved[5];
+	uint64_t period_ns;	/* as in version 3 */
+	uint32_t reserved[3];
 	uint32_t hdr_crc;	/* crc32c of the 124 bytes before it */
 };
 
@@ -78,6 +79,12 @@ _Static_assert(offsetof(struct np_seg_hdr, payload_crc) == 80 &&
 	       offsetof(struct np_seg_hdr4, payload_crc) == 80 &&
 	       offsetof(struct np_seg_hdr4, dict_crc) == 84,
 	       "the prefix is the same in every version");
+/* The sampling period's place: reserved (0) before it was written. */
+#define NP_SEG_PERIOD_OFF(hdr_size)	\
+	((hdr_size) == sizeof(struct np_seg_hdr4) ?	\
+	 offsetof(struct np_seg_hdr4, period_ns) : offsetof(struct np_seg_hdr, period_ns))
+_Static_assert(offsetof(struct np_seg_hdr4, period_ns) == 104 &&
+	       offsetof(struct np_seg_hdr, period_ns) == 84, "period offsets");
 
 /* The longest header of any version: what a reader fetches first. */
 #define NP_SEG_HDR_MAX	sizeof(struct np_seg_hdr4)

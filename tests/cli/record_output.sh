@@ -86,5 +86,24 @@ rc=$?
 [ $rc -eq 127 ] || bad "record -- sh -c 'exit 127' exited $rc"
 ok "record -- CMD exits with CMD's status"
 
+# 6. the profile carries its sampling period: pprof's CPU time of a
+# 1-second single-threaded run at -F 999 is about 1 s, not 10 (99 Hz)
+if command -v protoc >/dev/null; then
+	"$NMIPROF" record -F 999 -o f999.nmp -- "$HOT" 1 >/dev/null 2>err.txt ||
+		bad "record -F 999: $(cat err.txt)"
+	"$NMIPROF" export -i f999.nmp -f pprof -o f999.pb 2>err.txt ||
+		bad "export -f pprof: $(cat err.txt)"
+	protoc -I "$(dirname "$FIX")" --decode=perftools.profiles.Profile profile.proto \
+		<f999.pb >f999.txt 2>err.txt || bad "protoc: $(cat err.txt)"
+	awk '/^sample \{/ { n = 0 } /^  value:/ { if (++n == 2) ns += $2 }
+		/^period:/ { p = $2 }
+		END { printf "period %d ns, CPU time %.2f s\n", p, ns / 1e9
+		      exit !(p == 1001001 && ns > 0.5e9 && ns < 1.5e9) }' f999.txt ||
+		bad "pprof of a -F 999 profile: $(awk '/^period:/' f999.txt)"
+	ok "record -F 999 -> pprof period 1001001 ns"
+else
+	echo "skip pprof period check: protoc not installed"
+fi
+
 [ $fail -eq 0 ] && rm -rf "$WORK"
 [ $fail -eq 0 ]

@@ -8,7 +8,8 @@
  *     one the store refuses is kept and written when the store recovers
  *   - user samples of this process are symbolized (test_npd_marker)
  *   - status and top report them; malformed commands get ERR
- *   - the flushed slice holds every sample and the lost count
+ *   - the flushed slice holds every sample, the lost count and the
+ *     sampling period
  *   - the socket is created 0660; a missing socket directory (not the
  *     default's) is an error, not created
  */
@@ -260,6 +261,8 @@ int main(void)
 	CHECK(a && np_store_read(d.cfg.store_dir, &ro, a, &rs, err, sizeof(err)) == 0);
 	CHECK(rs.segments == 1 && rs.skipped == 0);
 	CHECK(rs.samples == NSAMPLES && rs.lost == 5);
+	/* the slice carries the sampling period of the daemon's frequency */
+	CHECK(rs.period_ns == 1000000000ULL / d.cfg.freq_hz && !rs.period_mixed);
 	np_agg_free(a);
 
 	npd_ctl_server_close(d.ctl);
