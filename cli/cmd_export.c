@@ -15,7 +15,7 @@
 void usage_export(FILE *out)
 {
 	fprintf(out,
-		"Usage: nmiprof export --format folded|pprof|svg\n"
+		"Usage: nmiprof export [-f folded|pprof|svg]\n"
 		"                      [-i FILE | [--store DIR] [--since T] [--until T]]\n"
 		"                      [--pid PID] [--comm NAME] [--cpu N] [--kernel | --user]\n"
 		"                      [--title TEXT] [--freq HZ] [-o OUT]\n\n"
@@ -25,8 +25,9 @@ void usage_export(FILE *out)
 		"  pprof   a profile.proto message, uncompressed (pprof reads it as is)\n"
 		"  svg     a self-contained flame graph: click to zoom, Ctrl-F to search\n\n"
 		"  -f, --format FMT       folded (default), pprof or svg\n"
-		"  -o, --output OUT       write to OUT instead of standard output\n"
-		"  -i, --input FILE       read FILE instead of the store (%s)\n"
+		"  -o, --output OUT       write to OUT instead of standard output ('-')\n"
+		"  -i, --input FILE       read FILE ('-': standard input) instead of the\n"
+		"                         store (%s)\n"
 		"      --store DIR, --since T, --until T, --pid PID, --comm NAME, --cpu N,\n"
 		"  -K, --kernel, -U, --user\n"
 		"                         as for 'nmiprof report'\n"
@@ -111,6 +112,8 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+	if (output && !strcmp(output, "-"))
+		output = NULL;	/* perf's "-o -": standard output */
 	if (!output && fmt == NP_EXPORT_PPROF && isatty(STDOUT_FILENO))
 		return cli_usage_error("export", "not writing binary pprof data to a "
 				       "terminal: use -o FILE");

@@ -30,7 +30,7 @@ void usage_record(FILE *out)
 		"until interrupted (Ctrl-C) or for -d SECS.  With a command, exits\n"
 		"with its status (255 if it could not be run).\n\n"
 		"  -o, --output FILE      the profile file, mode 0600 (an existing one\n"
-		"                         is kept as FILE.old)\n"
+		"                         is kept as FILE.old); '-': standard output\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
 		"  -a, --all-cpus         system wide (the default)\n"
 		"  -p, --pid PID          only this process\n"

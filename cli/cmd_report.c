@@ -19,12 +19,15 @@ void usage_report(FILE *out)
 		"                      [--graph-limit PCT] [--percent-limit PCT] [-n ROWS]\n\n"
 		"Print the hot-spot table of a profile recorded with 'nmiprof record',\n"
 		"or of the daemon's store (default %s) between --since and --until.\n\n"
-		"  -i, --input FILE       read FILE instead of the store\n"
+		"  -i, --input FILE       read FILE ('-': standard input) instead of the store\n"
 		"      --store DIR        the daemon's store directory\n"
 		"      --since T, --until T\n"
 		"                         time range: 'now', '@EPOCH', a duration ago ('10m',\n"
 		"                         '2h', '1d') or 'YYYY-MM-DD[ HH:MM[:SS]]' local time\n"
 		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
+		"      --children, --no-children\n"
+		"                         perf's spellings of -s children and -s self\n"
+		"      --stdio            the text table (the only output; for perf's habit)\n"
 		"      --pid PID          only this process\n"
 		"      --comm NAME        only this command name\n"
 		"      --cpu N            only samples taken on CPU N\n"
@@ -46,7 +49,8 @@ void usage_report(FILE *out)
 }
 
 
-enum { OPT_CHAINS = OPT_FIRST_FREE, OPT_GDEPTH, OPT_GLIMIT };
+enum { OPT_CHAINS = OPT_FIRST_FREE, OPT_GDEPTH, OPT_GLIMIT, OPT_STDIO,
+       OPT_CHILDREN, OPT_NO_CHILDREN };
 
 static const struct option report_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -66,6 +70,9 @@ static const struct option report_opts[] = {
 	{ "chains", no_argument, NULL, OPT_CHAINS },
 	{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
 	{ "rows", required_argument, NULL, 'n' },
+	{ "stdio", no_argument, NULL, OPT_STDIO },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -111,6 +118,12 @@ int cmd_report(int argc, char **argv)
 			if (ret < 0)
 				return cli_usage_error("report", "unknown sort key '%s'", optarg);
 			sort = (enum topview_sort)ret;
+			break;
+		case OPT_STDIO:		/* perf's: the text table is the only one */
+			break;
+		case OPT_CHILDREN:
+		case OPT_NO_CHILDREN:
+			sort = opt == OPT_CHILDREN ? TOPVIEW_SORT_CHILDREN : TOPVIEW_SORT_SELF;
 			break;
 		case 'g':
 		case 'G':

@@ -70,7 +70,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
-		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0 &&
+		    strcmp(argv[2], "help")) {	/* help help: this text */
 			c = find(argv[2]);
 			if (!c) {
 				cli_error(NULL, "help: unknown command '%s'", argv[2]);

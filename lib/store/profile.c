@@ -48,8 +48,12 @@ struct np_profile *np_profile_create(const char *path, int level,
 		goto fail;
 	}
 	f->level = level;	/* 0: by size */
-	/* A device or pipe (/dev/stdout, a fifo) is written as it is. */
-	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+	/* "-" is standard output, as perf record -o -; a device or pipe
+	 * (/dev/stdout, a fifo) is written as it is. */
+	if (!strcmp(path, "-")) {
+		f->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		f->committed = 1;
+	} else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
 		f->fd = open(path, O_WRONLY | O_CLOEXEC);
 		f->committed = 1;
 	} else {
@@ -181,7 +185,9 @@ int np_profile_read(const char *path, const struct np_read_opts *o,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	ret = np_read_file(path, SIZE_MAX / 2, &buf, &len);
+	/* "-": standard input, as perf report -i - */
+	ret = strcmp(path, "-") ? np_read_file(path, SIZE_MAX / 2, &buf, &len) :
+	      np_read_fd(STDIN_FILENO, SIZE_MAX / 2, &buf, &len);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;

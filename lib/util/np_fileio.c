@@ -27,6 +27,50 @@ int np_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int np_read_fd(int fd, size_t max, void **buf, size_t *len)
+{
+	size_t got = 0, cap = 0;
+	char *b = NULL;
+
+	for (;;) {
+		ssize_t n;
+
+		if (got == cap) {
+			char *nb;
+
+			if (cap >= max)
+				break;
+			cap = cap ? cap * 2 : 1 << 16;
+			cap = cap < max ? cap : max;
+			nb = realloc(b, cap);
+			if (!nb) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+		}
+		n = read(fd, b + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			free(b);
+			return -e;
+		}
+		if (!n)
+			break;
+		got += n;
+	}
+	if (got == max) {
+		free(b);
+		return -EFBIG;
+	}
+	*buf = b ? b : malloc(1);
+	*len = got;
+	return *buf ? 0 : -ENOMEM;
+}
+
 int np_read_file(const char *path, size_t max, void **buf, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

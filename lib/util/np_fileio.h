@@ -7,6 +7,8 @@
 
 /* Read a whole regular file (at most max bytes) into *buf. */
 int np_read_file(const char *path, size_t max, void **buf, size_t *len);
+/* Read fd to its end (a pipe: `report -i -`), at most max bytes. */
+int np_read_fd(int fd, size_t max, void **buf, size_t *len);
 /* write(2) all of buf, retrying short writes and EINTR. */
 int np_write_all(int fd, const void *buf, size_t len);
 /* Write path atomically: temp file in the same dir, fsync, rename, fsync

@@ -29,6 +29,10 @@ add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
 add_test(NAME cli_record_output COMMAND sh ${NMIPROF_CLI_TESTS}/record_output.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_TESTS}/fixture.nmp
   ${NMIPROF_CLI_WORK}/record_output)
+# --help and man pages against the parsers; perf's spellings (issue 15).
+add_test(NAME cli_options COMMAND sh ${NMIPROF_CLI_TESTS}/options.sh
+  $<TARGET_FILE:nmiprof> ${CMAKE_SOURCE_DIR} ${NMIPROF_CLI_TESTS}/fixture.nmp
+  ${NMIPROF_CLI_WORK}/options)
 add_test(NAME cli_top_daemon COMMAND sh ${NMIPROF_CLI_TESTS}/top_daemon.sh
   $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
   ${NMIPROF_CLI_WORK}/top_daemon)
@@ -42,7 +46,7 @@ else()
   add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
 endif()
 set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_record
-  cli_record_output cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+  cli_record_output cli_options cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
 set_tests_properties(cli_top_tmux cli_record cli_record_output cli_top_daemon
   PROPERTIES RUN_SERIAL TRUE)

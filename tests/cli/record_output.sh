@@ -55,6 +55,11 @@ ok "a record that cannot start keeps the old file"
 "$NMIPROF" export -i t0.nmp -f pprof -o t0.pb 2>err.txt || bad "pprof of an empty profile: $(cat err.txt)"
 ok "an empty recording is readable"
 
+"$NMIPROF" record -o - -- /bin/true 2>err.txt | "$NMIPROF" report -i - >out.txt 2>>err.txt ||
+	bad "record -o - | report -i -: $(cat err.txt)"
+grep -q '^# samples: 0 ' out.txt || bad "record -o - | report -i -: $(cat out.txt)"
+ok "record -o - | report -i -"
+
 # 3. the file is 0600; a replaced profile is kept as FILE.old
 [ "$(stat -c %a t0.nmp)" = 600 ] || bad "profile mode $(stat -c %a t0.nmp), not 600"
 "$NMIPROF" record -o keep.nmp -- /bin/true 2>err.txt || bad "record over keep.nmp: $(cat err.txt)"
