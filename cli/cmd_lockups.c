@@ -18,7 +18,9 @@ void usage_lockups(FILE *out)
 		"Usage: nmiprof lockups [--store DIR] [list]\n"
 		"       nmiprof lockups [--store DIR] show ID\n\n"
 		"List the hard lockups nmiprofd recorded (oldest first), or show one:\n"
-		"the stuck CPU's task, registers and kernel stack.\n\n"
+		"the stuck CPU's task, registers and kernel stack.  EP numbers the\n"
+		"episodes: lockups whose stuck times overlap (several CPUs stuck at\n"
+		"once) share one.\n\n"
 		"      --store DIR        the daemon's store (default %s)\n"
 		"  -h, --help             this text\n", NP_STORE_DEFAULT_DIR);
 }
@@ -31,9 +33,32 @@ static const struct option lockups_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * Episodes: reports and recoveries whose stuck intervals, [time - stuck,
+ * time] on the module's monotonic clock, overlap belong together.  When
+ * every CPU is stuck at once, each reports itself; they are one event.
+ * The list is oldest first, so one running interval is enough; a reboot
+ * restarts the clock, which starts a new episode.
+ */
 struct list_ctx {
 	unsigned n, warned;
+	unsigned episode;
+	uint64_t ep_start, ep_end;
 };
+
+static unsigned episode_of(struct list_ctx *c, const struct np_lockup_rec *r)
+{
+	uint64_t start = r->time_ns > r->stuck_ns ? r->time_ns - r->stuck_ns : 0;
+
+	if (!c->episode || start > c->ep_end || r->time_ns < c->ep_start) {
+		c->episode++;
+		c->ep_start = start;
+		c->ep_end = r->time_ns;
+	} else if (r->time_ns > c->ep_end) {
+		c->ep_end = r->time_ns;
+	}
+	return c->episode;
+}
 
 static void list_warn(void *arg, const char *msg)
 {
@@ -55,12 +80,13 @@ static int list_one(const struct np_lockup_rec *r, void *arg)
 	char when[32], fl[32];
 
 	if (!c->n++)
-		printf("%-28s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "ID", "TIME",
-		       "CPU", "PID", "COMM", "STUCK", "FLAGS");
+		printf("%-28s  %3s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "ID", "EP",
+		       "TIME", "CPU", "PID", "COMM", "STUCK", "FLAGS");
 	cli_format_time(r->wall_ns, when, sizeof(when));
 	flags_str(r->flags, fl, sizeof(fl));
-	printf("%-28s  %-19s  %4u  %8u  %-16s  %8.2fs  %s\n", r->id, when, r->cpu,
-	       r->pid, r->comm, (double)r->stuck_ns / 1e9, fl);
+	printf("%-28s  %3u  %-19s  %4u  %8u  %-16s  %8.2fs  %s\n", r->id,
+	       episode_of(c, r), when, r->cpu, r->pid, r->comm,
+	       (double)r->stuck_ns / 1e9, fl);
 	return 0;
 }
 

@@ -6,8 +6,8 @@
  *   gen_fixture OUT [STORE_DIR]
  *
  * With STORE_DIR, also a daemon-style store holding the same two slices
- * and one hard-lockup report, for report --store/--since/--until and
- * lockups list/show.
+ * and three hard-lockup reports (two CPUs stuck at once, then one), for
+ * report --store/--since/--until and lockups list/show.
  *
  * Two segments (slices) with fixed times, two processes, kernel and user
  * frames, recursion, a frame without a symbol, and names that need
@@ -109,6 +109,19 @@ static int write_store(const char *dir, struct np_agg *a)
 		goto fail;
 	np_store_close(st);
 	if (np_lockstore_write(dir, &l, syms, T0 + 90 * 1000000000ULL, NULL, 0,
+			       err, sizeof(err)))
+		goto fail;
+	/* CPU 0 stuck while CPU 1 was: the same episode; then CPU 2 alone. */
+	l.cpu = 0;
+	l.time_ns = 5300000000ULL;
+	l.stuck_ns = 4800000000ULL;
+	if (np_lockstore_write(dir, &l, syms, T0 + 91 * 1000000000ULL, NULL, 0,
+			       err, sizeof(err)))
+		goto fail;
+	l.cpu = 2;
+	l.time_ns = 60000000000ULL;
+	l.stuck_ns = 5000000000ULL;
+	if (np_lockstore_write(dir, &l, syms, T0 + 150 * 1000000000ULL, NULL, 0,
 			       err, sizeof(err)))
 		goto fail;
 	return 0;

@@ -24,8 +24,8 @@ check "nmiprofd running" kill -0 $npd
 wd_lockup cpu=1 secs=7
 sleep 2
 save lockups.txt nmiprof lockups --store /tmp/store list
-# ID, date, time, CPU, PID, COMM, STUCK, FLAGS
-id=$(awk '$1 != "ID" && $4 == 1 && $6 == "np_lockup/1" && $NF == "hard" {
+# ID, EP, date, time, CPU, PID, COMM, STUCK, FLAGS
+id=$(awk '$1 != "ID" && $5 == 1 && $7 == "np_lockup/1" && $NF == "hard" {
 	print $1; exit }' $RESULTS/lockups.txt)
 if [ -z "$id" ]; then
 	fail "no hard lockup of CPU 1 by np_lockup/1 in 'nmiprof lockups list'"
@@ -38,7 +38,7 @@ else
 		grep -q 'kthread+' $RESULTS/lockup.txt
 fi
 check "recovery record stored" \
-	awk '$4 == 1 && $NF == "hard,recovered" { f = 1 } END { exit !f }' \
+	awk '$5 == 1 && $NF == "hard,recovered" { f = 1 } END { exit !f }' \
 	$RESULTS/lockups.txt
 kill $npd
 wait $npd
