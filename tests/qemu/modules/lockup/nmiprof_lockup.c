@@ -3,7 +3,7 @@
  * nmiprof_lockup: hard-lock one CPU for the watchdog scenarios.
  *
  *   insmod nmiprof_lockup.ko cpu=1 secs=25 [console=1] [touch=1] [nmi=1]
- *                            [portlock=1] [pulse_cpu=2] [also_cpu=0]
+ *                            [portlock=1] [pulse_cpu=2] [also_cpu=0] [all=1]
  *
  * A kthread bound to @cpu prints "spinning now", then spins in
  * nmiprof_lockup_spin() with interrupts off for @secs seconds.  With
@@ -26,7 +26,8 @@
  * console shows which lines went out while somebody else held the lock.
  *
  * With @also_cpu that CPU spins too, at the same time and just as long,
- * with interrupts off and nothing else.
+ * with interrupts off and nothing else; with @all, every other online
+ * CPU does (the machine is stuck: only an NMI from outside gets in).
  *
  * Load returns at once; unload waits for the spins (and pulses) to end.
  */
@@ -77,12 +78,17 @@ static int also_cpu = -1;
 module_param(also_cpu, int, 0444);
 MODULE_PARM_DESC(also_cpu, "A second CPU that spins as long, at the same time");
 
+static bool all;
+module_param(all, bool, 0444);
+MODULE_PARM_DESC(all, "Every other online CPU spins as long, at the same time");
+
 #define PULSE_HELD_NS	(20 * NSEC_PER_MSEC)
 #define PULSE_GAP_US	200
 
 static DECLARE_COMPLETION(lockup_done);
 static DECLARE_COMPLETION(pulse_done);
 static DECLARE_COMPLETION(also_done);
+static atomic_t also_left = ATOMIC_INIT(1);	/* threads + the init's ref */
 static struct uart_port *port0;
 static atomic_t nmi_armed;
 static u64 spin_end_ns;
@@ -157,16 +163,22 @@ static int nmiprof_lockup_fn(void *unused)
 	return 0;
 }
 
+static void nmiprof_lockup_also_put(void)
+{
+	if (atomic_dec_and_test(&also_left))
+		complete(&also_done);
+}
+
 static int nmiprof_lockup_also_fn(void *unused)
 {
 	unsigned long flags;
 
 	pr_info("nmiprof_lockup: spinning now on CPU %d for %u s, too\n",
-		also_cpu, secs);
+		smp_processor_id(), secs);
 	local_irq_save(flags);
 	nmiprof_lockup_spin(ktime_get_mono_fast_ns() + secs * NSEC_PER_SEC);
 	local_irq_restore(flags);
-	complete(&also_done);
+	nmiprof_lockup_also_put();
 	return 0;
 }
 
@@ -227,9 +239,37 @@ static bool nmiprof_lockup_other_cpu(int other)
 	       cpu_online(other);
 }
 
+static DEFINE_PER_CPU(struct task_struct *, also_task);
+
+/* The CPUs that spin besides @cpu: @also_cpu, or with @all every other. */
+static void nmiprof_lockup_also_cpus(struct cpumask *m)
+{
+	unsigned int c;
+
+	cpumask_clear(m);
+	if (also_cpu >= 0)
+		cpumask_set_cpu(also_cpu, m);
+	if (all)
+		for_each_online_cpu(c)
+			if (c != cpu && c != pulse_cpu)
+				cpumask_set_cpu(c, m);
+}
+
+static void nmiprof_lockup_stop_also(const struct cpumask *m)
+{
+	unsigned int c;
+
+	/* Never woken: kthread_stop() ends them before fn runs. */
+	for_each_cpu(c, m)
+		if (per_cpu(also_task, c))
+			kthread_stop(per_cpu(also_task, c));
+}
+
 static int __init nmiprof_lockup_init(void)
 {
-	struct task_struct *t, *pulse = NULL, *also = NULL;
+	struct task_struct *t, *pulse = NULL;
+	static struct cpumask also;
+	unsigned int c;
 
 	if (secs < 1 || secs > 60 || cpu >= nr_cpu_ids || !cpu_online(cpu))
 		return -EINVAL;
@@ -249,13 +289,13 @@ static int __init nmiprof_lockup_init(void)
 		if (IS_ERR(pulse))
 			return PTR_ERR(pulse);
 	}
-	if (also_cpu >= 0) {
-		also = nmiprof_lockup_thread(nmiprof_lockup_also_fn,
-					     "np_lockup", also_cpu);
-		if (IS_ERR(also)) {
-			t = also;
+	nmiprof_lockup_also_cpus(&also);
+	for_each_cpu(c, &also) {
+		t = nmiprof_lockup_thread(nmiprof_lockup_also_fn,
+					  "np_lockup", c);
+		if (IS_ERR(t))
 			goto fail;
-		}
+		per_cpu(also_task, c) = t;
 	}
 	t = nmiprof_lockup_thread(nmiprof_lockup_fn, "np_lockup", cpu);
 	if (IS_ERR(t))
@@ -264,18 +304,17 @@ static int __init nmiprof_lockup_init(void)
 		wake_up_process(pulse);
 	else
 		complete(&pulse_done);
-	if (also)
-		wake_up_process(also);
-	else
-		complete(&also_done);
+	for_each_cpu(c, &also) {
+		atomic_inc(&also_left);
+		wake_up_process(per_cpu(also_task, c));
+	}
+	nmiprof_lockup_also_put();
 	wake_up_process(t);
 	return 0;
 fail:
-	/* Never woken: kthread_stop() ends them before fn runs. */
 	if (pulse)
 		kthread_stop(pulse);
-	if (!IS_ERR_OR_NULL(also))
-		kthread_stop(also);
+	nmiprof_lockup_stop_also(&also);
 	return PTR_ERR(t);
 }
 
