@@ -3,9 +3,9 @@
  * The per-CPU "on NMI" dispatcher every source calls.
  *
  * It owns the nesting latch and the cost accounting, then hands the
- * interrupted context to the users of an NMI tick.  Today that is the
- * sampler; the hard-lockup watchdog is meant to hook in here as well, so
- * it shares the latch, the sources and the rings.
+ * interrupted context to the sampler.  The hard-lockup watchdog does not
+ * come through here: it has its own NMI handlers (watchdog.c), which must
+ * work with no session and no source running.
  */
 #include <linux/percpu.h>
 #include <linux/ktime.h>

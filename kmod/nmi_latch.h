@@ -7,9 +7,7 @@
  * taken inside an NMI handler lets a second NMI in.  Kernels with the
  * nested-NMI entry fix (repeat_nmi/end_repeat_nmi, see entry_check.c)
  * already replay such an NMI after the first one returns; the latch is our
- * own guarantee on top of that, and also covers the (future) watchdog
- * path that calls the dispatcher from hrtimer context, where a real NMI
- * can legitimately interrupt it.
+ * own guarantee on top of that.
  *
  * This is the scheme of commit c7d65a78fc18 ("x86: Remove cmpxchg from
  * i386 NMI nesting code"):

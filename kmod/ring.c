@@ -4,11 +4,12 @@
  * (struct nmiprof_ring_ctrl) followed by a power-of-two data area that
  * userspace maps read-only.
  *
- * Writers run on the ring's own CPU, in NMI context or (for the future
- * watchdog) in hrtimer context that an NMI may interrupt.  Reservation
- * therefore follows kernel/events/ring_buffer.c: a local cmpxchg on the
- * private head, a nest counter, and the shared ctrl->head published only
- * by the outermost writer, once every nested record is complete.
+ * Writers run on the ring's own CPU, in NMI context (samples, lockup
+ * reports) or in the watchdog's hrtimer (recovery records), which an NMI
+ * may interrupt.  Reservation therefore follows
+ * kernel/events/ring_buffer.c: a local cmpxchg on the private head, a nest
+ * counter, and the shared ctrl->head published only by the outermost
+ * writer, once every nested record is complete.
  *
  * A full ring never overwrites unread data: the record is dropped and
  * counted, and a NMIPROF_REC_LOST record telling how many (and from which
