@@ -18,12 +18,11 @@ mkdir -p /tmp/store
 nmiprofd -b kmod -s /tmp/store -S /tmp/nmiprofd.sock -F 19 \
 	>/tmp/nmiprofd.log 2>&1 &
 npd=$!
-sleep 3
+wd_wait_session
 check "nmiprofd running" kill -0 $npd
 
 wd_lockup cpu=1 secs=7
-sleep 2
-save lockups.txt nmiprof lockups --store /tmp/store list
+wd_lockups_list /tmp/store 1
 # ID, EP, date, time, CPU, PID, COMM, STUCK, FLAGS
 id=$(awk '$1 != "ID" && $5 == 1 && $7 == "np_lockup/1" && $NF == "hard" {
 	print $1; exit }' $RESULTS/lockups.txt)

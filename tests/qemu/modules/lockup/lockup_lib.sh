@@ -21,6 +21,35 @@ wd_lockup() {
 	sleep 1
 }
 
+# wd_wait_session: wait (up to 30 s) for a sampling session, e.g.
+# nmiprofd's, to be on.  A lockup must come after it: START still drops
+# lockup records written before it (issue 14, section 2), and nmiprofd
+# can take seconds to get there under TCG on a busy host.
+wd_wait_session() {
+	_i=0
+	while ! dmesg_has 'nmiprof: sampling at' && [ $_i -lt 30 ]; do
+		sleep 1
+		_i=$((_i + 1))
+	done
+	check "sampling session on" dmesg_has 'nmiprof: sampling at'
+}
+
+# wd_lockups_list STORE N: `nmiprof lockups list` of STORE into
+# $RESULTS/lockups.txt, once it shows N recovery records (nmiprofd
+# drains the rings when it wakes, seconds later under TCG), or after
+# 30 s with what it has.
+wd_lockups_list() {
+	_i=0
+	while :; do
+		nmiprof lockups --store "$1" list >"$RESULTS/lockups.txt" 2>&1
+		[ "$(grep -c 'hard,recovered$' "$RESULTS/lockups.txt")" -ge "$2" ] &&
+			return 0
+		[ $_i -ge 30 ] && return 1
+		sleep 1
+		_i=$((_i + 1))
+	done
+}
+
 # wd_finish: keep the trace, unload nmiprof.ko.
 wd_finish() {
 	save trace cat /sys/kernel/tracing/trace
