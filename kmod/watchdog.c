@@ -16,7 +16,10 @@
  * Any other NMI on a CPU runs the same self-check: PMU NMIs (the kernel's
  * perf watchdog, nmiprof's own PMU source) through the NMI_LOCAL chain,
  * where every handler is called, and unclaimed ones through NMI_UNKNOWN.
- * Neither is claimed by the self-check.
+ * Neither is claimed by the self-check.  An unclaimed NMI comes from
+ * outside (a BMC, an NMI button, a hypervisor) and is the only way in
+ * when every CPU is stuck, so it also sends our NMI to every other CPU
+ * whose heartbeat is stale: each stuck CPU then reports itself.
  *
  * A report needs the CPU caught with interrupts disabled: with IF set in
  * the interrupted context the heartbeat was late because the CPU did not
@@ -192,6 +195,20 @@ static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 	WRITE_ONCE(w->state, NP_WD_OK);
 }
 
+/*
+ * Send @cpu our NMI, once per episode: the first checker to move it from
+ * KICK_NONE does, whether a buddy's timer or an external NMI's sweep.
+ */
+static void np_wd_kick(unsigned int cpu)
+{
+	struct np_wd_cpu *b = per_cpu_ptr(&np_wd, cpu);
+
+	if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_NONE,
+			   NP_WD_KICK_SENT) != NP_WD_KICK_NONE)
+		return;		/* another checker got there first */
+	np_wd_raise(cpu, &b->nmi_pending, 1);
+}
+
 /* Check one CPU's heartbeat; true if it is late (stuck). */
 static bool np_wd_check(unsigned int buddy, u64 now)
 {
@@ -211,10 +228,7 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 	}
 	switch (atomic_read(&b->kicked)) {
 	case NP_WD_KICK_NONE:
-		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_NONE,
-				   NP_WD_KICK_SENT) != NP_WD_KICK_NONE)
-			break;		/* another checker got there first */
-		np_wd_raise(buddy, &b->nmi_pending, 1);
+		np_wd_kick(buddy);
 		break;
 	case NP_WD_KICK_SENT:
 		/*
@@ -394,14 +408,42 @@ static int np_wd_nmi(unsigned int type, struct pt_regs *regs)
 }
 
 /*
- * Unclaimed NMIs: check ourselves; claim one only as the late twin of a
- * request np_wd_nmi() already served, else leave it to its other users.
+ * NMI context, after an NMI from outside: kick every other watched CPU
+ * whose heartbeat is stale into reporting itself.  When every CPU runs
+ * with interrupts off no timer checks anyone, and an external NMI (a BMC
+ * watchdog's pre-timeout, an NMI button, a hypervisor's injection) lands
+ * on one CPU only; without this, only that CPU would speak.  np_wd_kick()
+ * keeps it to one NMI per CPU and episode however many arrive.
+ */
+static void np_wd_sweep(int self)
+{
+	u64 now = ktime_get_mono_fast_ns();
+	unsigned int cpu;
+
+	for_each_cpu(cpu, &np_wd_active) {
+		struct np_wd_cpu *b = per_cpu_ptr(&np_wd, cpu);
+
+		if (cpu == self ||
+		    (s64)(now - READ_ONCE(b->beat_ns)) <= (s64)np_wd_thresh_ns ||
+		    READ_ONCE(b->state) != NP_WD_OK)
+			continue;
+		np_wd_kick(cpu);
+	}
+}
+
+/*
+ * Unclaimed NMIs: check ourselves and sweep the others; claim one only as
+ * the late twin of a request np_wd_nmi() already served, else leave it to
+ * its other users.
  */
 static int np_wd_unknown_nmi(unsigned int type, struct pt_regs *regs)
 {
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+	int cpu = smp_processor_id();
 
 	np_wd_self_check(regs);
+	if (cpumask_test_cpu(cpu, &np_wd_active))
+		np_wd_sweep(cpu);
 	if (w->grace_until && ktime_get_mono_fast_ns() < w->grace_until) {
 		w->grace_until = 0;
 		return NMI_HANDLED;

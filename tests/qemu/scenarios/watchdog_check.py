@@ -148,12 +148,20 @@ class Run:
             self.fail("%s: no registers" % what)
 
     def episode(self, cpu, secs, console=False, all_cpus=False, limit=None,
-                whole=False):
+                whole=False, anchored=True):
         """One lockup of CPU cpu by nmiprof_lockup for secs seconds, to be
         reported within limit s (default: threshold + one period).  With
-        whole, every line of the report must be on the port unbroken."""
+        whole, every line of the report must be on the port unbroken.
+        Without anchored, the report is looked for from the end of the
+        last episode, not after the spin's "spinning now" line: another
+        stuck CPU may hold console_lock, and that line then reaches the
+        console only after the spins."""
         what = "lockup of CPU %d" % cpu
-        mark = self.find(r"nmiprof_lockup: spinning now on CPU %d for %d s" % (cpu, secs), self.pos)
+        if anchored:
+            mark = self.find(r"nmiprof_lockup: spinning now on CPU %d for %d s"
+                             % (cpu, secs), self.pos)
+        else:
+            mark = (self.pos, 0.0, "")
         if not mark:
             self.fail("%s: no 'spinning now' marker on the console" % what)
             return None
@@ -219,6 +227,31 @@ class Run:
         n = len(re.findall(r"nmiprof: hard LOCKUP on CPU %d," % cpu, self.dmesg))
         self.episodes_in_dmesg = n
         return head
+
+    def episode_all(self, secs, limit, console_cpu=None):
+        """Every CPU spun secs seconds at once (nmiprof_lockup all=1), while
+        the host sent NMIs to CPU 0: each CPU's report, whole, once, within
+        limit s of its own spin's start; console_cpu held console_lock."""
+        start = self.pos
+        ends = []
+        for cpu in range(self.smp):
+            self.pos = start
+            self.episode(cpu, secs, console=console_cpu is not None,
+                         limit=limit, whole=True, anchored=False)
+            ends.append(self.pos)
+        self.pos = max(ends)
+        bad = 0
+        for cpu in range(self.smp):
+            n = sum(1 for l in self.lines[start:self.pos]
+                    if re.search(r"\[C%d\] nmiprof: hard LOCKUP on CPU %d," % (cpu, cpu), l))
+            if n != 1:
+                bad += 1
+                self.fail("all CPUs stuck: %d reports of CPU %d on the serial "
+                          "port in the episode, want 1" % (n, cpu))
+        if not bad:
+            self.ok("all %d CPUs stuck%s: each reported itself once" % (
+                self.smp, "" if console_cpu is None
+                else ", CPU %d holding console_lock" % console_cpu))
 
     def check_whole(self, block, cpu, what):
         """The report block line by line, each line exactly as written and
