@@ -61,6 +61,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/isolation.h>
 #include <linux/suspend.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -84,7 +85,7 @@ MODULE_PARM_DESC(watchdog_thresh, "Seconds with interrupts off that make a hard 
 
 static char *watchdog_cpus;
 module_param(watchdog_cpus, charp, 0444);
-MODULE_PARM_DESC(watchdog_cpus, "CPUs to watch, a cpulist (default all)");
+MODULE_PARM_DESC(watchdog_cpus, "CPUs to watch, a cpulist (default: the housekeeping CPUs, all but nohz_full ones)");
 
 static bool watchdog_all_cpu_backtrace;
 module_param(watchdog_all_cpu_backtrace, bool, 0444);
@@ -587,6 +588,16 @@ static struct notifier_block np_wd_pm_nb = {
 	.notifier_call = np_wd_pm_notify,
 };
 
+/*
+ * As the kernel's watchdog does: not the nohz_full CPUs, which our
+ * heartbeat timer would give a tick.
+ */
+static void np_wd_default_cpus(struct cpumask *cpus)
+{
+	cpumask_and(cpus, cpu_possible_mask,
+		    housekeeping_cpumask(HK_TYPE_TIMER));
+}
+
 static void np_wd_to_user(struct nmiprof_watchdog *u)
 {
 	unsigned int cpu;
@@ -632,7 +643,7 @@ static int np_wd_from_user(const struct nmiprof_watchdog *u,
 		cpumask_set_cpu(cpu, cpus);
 	}
 	if (cpumask_empty(cpus))
-		cpumask_copy(cpus, cpu_possible_mask);
+		np_wd_default_cpus(cpus);
 	return 0;
 }
 
@@ -697,7 +708,7 @@ int np_wd_init(void)
 		       watchdog_thresh, NMIPROF_WD_MAX_THRESHOLD);
 		return -EINVAL;
 	}
-	cpumask_copy(&np_wd_cfg.cpus, cpu_possible_mask);
+	np_wd_default_cpus(&np_wd_cfg.cpus);
 	if (watchdog_cpus && cpulist_parse(watchdog_cpus, &np_wd_cfg.cpus)) {
 		pr_err("watchdog_cpus=%s is not a cpulist\n", watchdog_cpus);
 		return -EINVAL;

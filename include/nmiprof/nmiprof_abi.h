@@ -266,7 +266,7 @@ struct nmiprof_watchdog {
 	__u32 threshold_s;	/* 1..NMIPROF_WD_MAX_THRESHOLD */
 	__u32 flags;		/* NMIPROF_WF_* */
 	__u32 __reserved0;	/* must be zero */
-	__u64 cpumask[16];	/* CPUs watched; all zero means all */
+	__u64 cpumask[16];	/* CPUs watched; all zero: all but nohz_full */
 	__u64 __reserved[4];	/* must be zero */
 };
 
