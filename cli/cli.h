@@ -38,12 +38,14 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_lockups(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 void usage_top(FILE *out);
 void usage_record(FILE *out);
 void usage_report(FILE *out);
 void usage_export(FILE *out);
 void usage_lockups(FILE *out);
 void usage_status(FILE *out);
+void usage_cluster(FILE *out);
 
 /* "nmiprof: <cmd>: <message>" on stderr, one line. */
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -91,12 +93,21 @@ struct cli_source {
 	const char *store;	/* --store DIR, default NP_STORE_DEFAULT_DIR */
 	uint64_t since_ns, until_ns;	/* 0: unbounded */
 	int64_t pid;		/* -1: all; also pushed down to the reader */
+	/* --cluster URL: ClickHouse instead of a file or the store */
+	const char *cluster;
+	const char *password_file;
+	const char *hosts[32];	/* --host GLOB, any of them */
+	unsigned int nr_hosts;
+	const char *labels[32];	/* --label K=V, all of them */
+	unsigned int nr_labels;
+	int by_pid;		/* rows per pid (--sort pid, --pid): else pid 0 */
 };
 
 /* Long options shared by report and export (short ones: i, K, U). */
 enum cli_opt {
 	OPT_STORE = 256, OPT_SINCE, OPT_UNTIL, OPT_PID, OPT_COMM, OPT_CPU,
-	OPT_PLIMIT, OPT_FIRST_FREE,
+	OPT_PLIMIT, OPT_CLUSTER, OPT_HOST, OPT_LABEL, OPT_PWFILE,
+	OPT_FIRST_FREE,
 };
 
 /* -K/--kernel or -U/--user into f; both given is a usage error. */
@@ -133,6 +144,24 @@ int cli_load_view(const char *cmd, const struct cli_source *src,
 		  const struct topview_filter *f, struct topview **tv,
 		  struct cli_profile_info *info);
 
+
+/* ---- fleet profiles from ClickHouse (cluster_source.c) ------------ */
+
+struct np_ch;
+struct np_fleet_filter;
+/* Connects to src->cluster with src->password_file.  NULL after one
+ * error line, *exit_code set. */
+struct np_ch *cli_cluster_open(const char *cmd, const struct cli_source *src,
+			       int *exit_code);
+void cli_cluster_filter(const struct cli_source *src, const struct topview_filter *f,
+			struct np_fleet_filter *ff);
+/* cli_load_profile for --cluster: the server aggregates, tv gets rows. */
+int cli_load_cluster(const char *cmd, const struct cli_source *src,
+		     struct topview *tv, struct cli_profile_info *info);
+/* report --cluster --sort host: per-host samples of the rows matching
+ * symbol (NULL: every sample), most first. */
+int cli_report_by_host(const struct cli_source *src, const struct topview_filter *f,
+		       const char *symbol, size_t max_rows);
 
 /* ---- the hot-spot table, shared by report and top --stdio -------- */
 

@@ -381,6 +381,24 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 			return cli_usage_error(cmd, "bad cpu '%s'", arg);
 		f->cpu = (int)v;
 		return 0;
+	case OPT_CLUSTER:
+		src->cluster = arg;
+		return 0;
+	case OPT_PWFILE:
+		src->password_file = arg;
+		return 0;
+	case OPT_HOST:
+		if (src->nr_hosts == sizeof(src->hosts) / sizeof(src->hosts[0]))
+			return cli_usage_error(cmd, "too many --host options");
+		src->hosts[src->nr_hosts++] = arg;
+		return 0;
+	case OPT_LABEL:
+		if (!strchr(arg, '=') || *arg == '=')
+			return cli_usage_error(cmd, "bad label '%s' (K=V)", arg);
+		if (src->nr_labels == sizeof(src->labels) / sizeof(src->labels[0]))
+			return cli_usage_error(cmd, "too many --label options");
+		src->labels[src->nr_labels++] = arg;
+		return 0;
 	case 'K':
 	case 'U':
 		return cli_frames_option(cmd, opt, f);
@@ -399,13 +417,20 @@ int cli_load_view(const char *cmd, const struct cli_source *src,
 		return cli_usage_error(cmd, "-i FILE excludes --store/--since/--until");
 	if (src->since_ns && src->until_ns && src->since_ns > src->until_ns)
 		return cli_usage_error(cmd, "--since is after --until");
+	if (src->cluster && (src->file || src->store))
+		return cli_usage_error(cmd, "--cluster excludes -i and --store");
+	if (!src->cluster && (src->nr_hosts || src->nr_labels || src->password_file))
+		return cli_usage_error(cmd, "--host, --label and --password-file need --cluster");
 	*tv = topview_new();
 	if (!*tv) {
 		cli_error(cmd, "out of memory");
 		return EXIT_FAILURE_RT;
 	}
 	topview_set_filter(*tv, f);
-	ret = cli_load_profile(cmd, src, *tv, info);
+	if (src->cluster)
+		ret = cli_load_cluster(cmd, src, *tv, info);
+	else
+		ret = cli_load_profile(cmd, src, *tv, info);
 	if (ret) {
 		topview_free(*tv);
 		*tv = NULL;

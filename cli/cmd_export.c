@@ -16,7 +16,8 @@ void usage_export(FILE *out)
 {
 	fprintf(out,
 		"Usage: nmiprof export [-f folded|pprof|svg]\n"
-		"                      [-i FILE | [--store DIR] [--since T] [--until T]]\n"
+		"                      [-i FILE | [--store DIR | --cluster URL] [--since T] [--until T]]\n"
+		"                      [--host GLOB]... [--label K=V]... [--password-file FILE]\n"
 		"                      [--pid PID] [--comm NAME] [--cpu N] [--kernel | --user]\n"
 		"                      [--title TEXT] [--freq HZ] [-o OUT]\n\n"
 		"Write a profile for other tools:\n"
@@ -28,7 +29,8 @@ void usage_export(FILE *out)
 		"  -o, --output OUT       write to OUT instead of standard output ('-')\n"
 		"  -i, --input FILE       read FILE ('-': standard input) instead of the\n"
 		"                         store (%s)\n"
-		"      --store DIR, --since T, --until T, --pid PID, --comm NAME, --cpu N,\n"
+		"      --store DIR, --cluster URL, --host GLOB, --label K=V, --password-file FILE,\n"
+		"      --since T, --until T, --pid PID, --comm NAME, --cpu N,\n"
 		"  -K, --kernel, -U, --user\n"
 		"                         as for 'nmiprof report'\n"
 		"      --title TEXT       svg title\n"
@@ -45,6 +47,10 @@ static const struct option export_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "input", required_argument, NULL, 'i' },
 	{ "store", required_argument, NULL, OPT_STORE },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "password-file", required_argument, NULL, OPT_PWFILE },
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "pid", required_argument, NULL, OPT_PID },

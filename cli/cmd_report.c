@@ -13,7 +13,8 @@
 void usage_report(FILE *out)
 {
 	fprintf(out,
-		"Usage: nmiprof report [-i FILE | [--store DIR] [--since T] [--until T]]\n"
+		"Usage: nmiprof report [-i FILE | [--store DIR | --cluster URL] [--since T] [--until T]]\n"
+		"                      [--host GLOB]... [--label K=V]... [--password-file FILE]\n"
 		"                      [-s KEY] [--pid PID] [--comm NAME] [--cpu N]\n"
 		"                      [--kernel | --user] [-g | -G | --chains] [--graph-depth N]\n"
 		"                      [--graph-limit PCT] [--percent-limit PCT] [-n ROWS]\n\n"
@@ -24,7 +25,15 @@ void usage_report(FILE *out)
 		"      --since T, --until T\n"
 		"                         time range: 'now', '@EPOCH', a duration ago ('10m',\n"
 		"                         '2h', '1d') or 'YYYY-MM-DD[ HH:MM[:SS]]' local time\n"
-		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
+		"      --cluster URL      the fleet's profiles in ClickHouse, summed by the\n"
+		"                         server (http://HOST:8123/?database=nmiprof)\n"
+		"      --host GLOB        --cluster: only hosts matching GLOB (repeatable)\n"
+		"      --label K=V        --cluster: only slices with this label (repeatable)\n"
+		"      --password-file FILE  --cluster: the server's password (mode 600)\n"
+		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid;\n"
+		"                         with --cluster also host: samples per host, of\n"
+		"                         --symbol NAME if given (where does NAME run?)\n"
+		"      --symbol NAME      --sort host: the function to break down\n"
 		"      --children, --no-children\n"
 		"                         perf's spellings of -s children and -s self\n"
 		"      --stdio            the text table (the only output; for perf's habit)\n"
@@ -50,11 +59,16 @@ void usage_report(FILE *out)
 
 
 enum { OPT_CHAINS = OPT_FIRST_FREE, OPT_GDEPTH, OPT_GLIMIT, OPT_STDIO,
-       OPT_CHILDREN, OPT_NO_CHILDREN };
+       OPT_CHILDREN, OPT_NO_CHILDREN, OPT_SYMBOL };
 
 static const struct option report_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
 	{ "store", required_argument, NULL, OPT_STORE },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "password-file", required_argument, NULL, OPT_PWFILE },
+	{ "symbol", required_argument, NULL, OPT_SYMBOL },
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "sort", required_argument, NULL, 's' },
@@ -97,9 +111,10 @@ int cmd_report(int argc, char **argv)
 	enum topview_sort sort = TOPVIEW_SORT_SELF;
 	struct topview *tv;
 	struct topview_filter f;
+	const char *symbol = NULL;
 	char t0[32], t1[32];
 	uint64_t v;
-	int opt, ret, graph_opts = 0;
+	int opt, ret, graph_opts = 0, by_host = 0;
 
 	topview_filter_init(&f);
 	to.graph.depth = 8;
@@ -114,6 +129,9 @@ int cmd_report(int argc, char **argv)
 			return ret;
 		switch (opt) {
 		case 's':
+			by_host = !strcmp(optarg, "host");
+			if (by_host)
+				break;
 			ret = topview_sort_parse(optarg);
 			if (ret < 0)
 				return cli_usage_error("report", "unknown sort key '%s'", optarg);
@@ -148,6 +166,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_CHAINS:
 			to.chains = 1;
 			break;
+		case OPT_SYMBOL:
+			symbol = optarg;
+			break;
 		case OPT_PLIMIT:
 			if (parse_percent(optarg, &to.percent_limit))
 				return cli_usage_error("report", "bad percent limit '%s'", optarg);
@@ -171,14 +192,31 @@ int cmd_report(int argc, char **argv)
 	if (graph_opts && !to.callgraph)
 		return cli_usage_error("report", "--graph-depth and --graph-limit need -g or -G");
 
+	if (by_host && !src.cluster)
+		return cli_usage_error("report", "--sort host needs --cluster");
+	if (symbol && !by_host)
+		return cli_usage_error("report", "--symbol goes with --sort host");
+	if (by_host && (to.callgraph || to.chains))
+		return cli_usage_error("report", "--sort host shows no call graphs");
+	if (by_host && (src.file || src.store))
+		return cli_usage_error("report", "--cluster excludes -i and --store");
+	if (by_host) {
+		ret = cli_report_by_host(&src, &f, symbol, to.max_rows);
+		if (!ret && (fflush(stdout) || ferror(stdout))) {
+			cli_error("report", "write error on standard output");
+			return EXIT_FAILURE_RT;
+		}
+		return ret;
+	}
+	src.by_pid = sort == TOPVIEW_SORT_PID;
 	ret = cli_load_view("report", &src, &f, &tv, &info);
 	if (ret)
 		return ret;
 	topview_sort(tv, sort);
 	cli_format_time(info.first_ns, t0, sizeof(t0));
 	cli_format_time(info.last_ns, t1, sizeof(t1));
-	printf("# nmiprof report: %s\n",
-	       src.file ? src.file : src.store ? src.store : NP_STORE_DEFAULT_DIR);
+	printf("# nmiprof report: %s\n", src.file ? src.file : src.cluster ? src.cluster :
+	       src.store ? src.store : NP_STORE_DEFAULT_DIR);
 	printf("# samples: %llu  lost: %llu  segments: %u  span: %s .. %s\n",
 	       (unsigned long long)info.samples, (unsigned long long)info.lost,
 	       info.segments, t0, t1);

@@ -155,6 +155,18 @@ static void daemon_status(const struct np_ctl_status *s)
 		       s->rss_bytes / 1048576.0, s->mem_live / 1048576.0,
 		       s->mem_slice / 1048576.0, s->mem_store / 1048576.0,
 		       s->mem_symbols / 1048576.0);
+	if (!strcmp(s->fleet, "off"))
+		printf("fleet:    off (no clickhouse_url)\n");
+	else if (s->fleet[0])
+		printf("fleet:    %s to %s as %s; %llu slice(s), %llu samples sent, "
+		       "%llu waiting; lost to retention before sent: %llu slice(s), "
+		       "%llu samples%s%s\n", s->fleet, s->fleet_url, s->fleet_host,
+		       (unsigned long long)s->fleet_sent_slices,
+		       (unsigned long long)s->fleet_sent_samples,
+		       (unsigned long long)s->fleet_backlog,
+		       (unsigned long long)s->fleet_lost_slices,
+		       (unsigned long long)s->fleet_lost_samples,
+		       s->fleet_error[0] ? "; last error: " : "", s->fleet_error);
 	if (s->warning[0])
 		printf("warning:  %s\n", s->warning);
 }

@@ -19,6 +19,8 @@ static const struct cli_cmd commands[] = {
 	  cmd_lockups, usage_lockups },
 	{ "status", "module, backend, daemon and store state",
 	  cmd_status, usage_status },
+	{ "cluster", "fleet profiles in ClickHouse: create the schema, prune",
+	  cmd_cluster, usage_cluster },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ctl_server.h"
+#include "fleet.h"
 #include "live.h"
 #include "nmiprofd.h"
 #include "np_ctl.h"
@@ -74,6 +75,8 @@ static void npd_cmd_status(struct nmiprofd *d, struct np_buf *reply)
 	st.mem_slice = npd_slices_mem(d->slices);
 	st.mem_store = npd_slices_store_mem(d->slices);
 	st.mem_symbols = np_symbolizer_mem(d->sym);
+	if (d->fleet)
+		npd_fleet_status(d->fleet, &st);
 	if (d->lockups.nr_pending)
 		snprintf(st.warning, sizeof(st.warning),
 			 "%u lockup report(s) not stored yet (store failing, retrying): see the log",

@@ -41,6 +41,7 @@ void npd_config_defaults(struct npd_config *c)
 	c->user_stacks = 1;
 	c->log_level = NP_LOG_INFO;
 	c->live_s = 300;
+	c->clickhouse_timeout_s = 30;
 }
 
 /* An unsigned number with an optional unit suffix from units[]. */
@@ -121,7 +122,7 @@ const char *npd_backend_kind_name(enum np_backend_kind k)
 	return npd_backend_names[k];
 }
 
-enum npd_key_type { NPD_STR, NPD_U32, NPD_SIZE, NPD_AGE, NPD_BOOL,
+enum npd_key_type { NPD_STR, NPD_STR0, NPD_LABELS, NPD_U32, NPD_SIZE, NPD_AGE, NPD_BOOL,
 		    NPD_BACKEND, NPD_LOGLEVEL };
 
 struct npd_key {
@@ -148,7 +149,28 @@ static const struct npd_key npd_keys[] = {
 	NPD_KEY("user_stacks", NPD_BOOL, user_stacks, 0, 1),
 	NPD_KEY("log_level", NPD_LOGLEVEL, log_level, 0, 0),
 	NPD_KEY("live_seconds", NPD_U32, live_s, 10, 3600),
+	NPD_KEY("clickhouse_url", NPD_STR0, clickhouse_url, 0, 0),
+	NPD_KEY("clickhouse_password_file", NPD_STR0, clickhouse_password_file, 0, 0),
+	NPD_KEY("clickhouse_timeout", NPD_AGE, clickhouse_timeout_s, 1, 3600),
+	NPD_KEY("host_label", NPD_STR0, host_label, 0, 0),
+	NPD_KEY("labels", NPD_LABELS, labels, 0, 0),
 };
+
+/* "k=v,k=v": no empty key, no '=' in a value, no spaces. */
+static int npd_labels_ok(const char *s)
+{
+	while (*s) {
+		size_t n = strcspn(s, ","), k = strcspn(s, "=");
+
+		if (k == 0 || k >= n || memchr(s + k + 1, '=', n - k - 1) ||
+		    strcspn(s, " \t'\\") < n)
+			return 0;
+		s += n;
+		if (*s == ',' && !*++s)
+			return 0;
+	}
+	return 1;
+}
 
 int npd_config_set(struct npd_config *c, const char *key, const char *val,
 		   char *err, size_t errlen)
@@ -174,6 +196,22 @@ int npd_config_set(struct npd_config *c, const char *key, const char *val,
 		}
 		strcpy(field, val);
 		return 0;
+	case NPD_STR0:
+		if (strlen(val) >= k->size) {
+			npd_seterr(err, errlen, "%s: must be at most %zu characters",
+				   key, k->size - 1);
+			return -1;
+		}
+		strcpy(field, val);
+		return 0;
+	case NPD_LABELS:
+		if (strlen(val) >= k->size || !npd_labels_ok(val)) {
+			npd_seterr(err, errlen, "%s: '%s' is not k=v[,k=v...] (at most %zu characters)",
+				   key, val, k->size - 1);
+			return -1;
+		}
+		strcpy(field, val);
+		return 0;
 	case NPD_U32:
 		if (npd_parse_scaled(val, NULL, k->lo, k->hi, &v))
 			goto range;
@@ -189,11 +227,16 @@ int npd_config_set(struct npd_config *c, const char *key, const char *val,
 		return 0;
 	case NPD_AGE:
 		if (npd_parse_scaled(val, npd_time_units, k->lo, k->hi, &v)) {
-			npd_seterr(err, errlen, "%s: '%s' is not an age such as 3600, 12h, 7d or 0 (unlimited)",
+			npd_seterr(err, errlen, k->lo ?
+				   "%s: '%s' is not a time such as 30, 30s or 2m" :
+				   "%s: '%s' is not an age such as 3600, 12h, 7d or 0 (unlimited)",
 				   key, val);
 			return -1;
 		}
-		*(uint64_t *)field = v;
+		if (k->size == sizeof(uint32_t))
+			*(uint32_t *)field = (uint32_t)v;
+		else
+			*(uint64_t *)field = v;
 		return 0;
 	case NPD_BOOL:
 		if (npd_parse_bool(val, (int *)field)) {

@@ -31,6 +31,12 @@ struct npd_config {
 	int user_stacks;
 	enum np_log_level log_level;
 	uint32_t live_s;		/* seconds of per-second aggregates kept */
+	/* fleet export (fleet.c): empty url, no export */
+	char clickhouse_url[1024];
+	char clickhouse_password_file[1024];
+	char host_label[128];		/* empty: the hostname */
+	char labels[512];		/* "k=v,k=v" */
+	uint32_t clickhouse_timeout_s;	/* one request, at most */
 };
 
 /* key=value pairs from the command line, re-applied after every reload. */

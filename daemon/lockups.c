@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lockstore.h"
+#include "fleet.h"
 #include "nmiprofd.h"
 #include "np_log.h"
 #include "store.h"
@@ -112,6 +113,8 @@ int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l)
 		return rc;
 	}
 	d->n.lockups++;
+	if (d->fleet)
+		npd_fleet_kick(d->fleet);
 	np_warn("hard lockup on CPU %u: pid %u %.16s stuck for %" PRIu64
 		" ms; stored as %s", l->cpu, l->pid, l->comm,
 		l->stuck_ns / 1000000, id);
@@ -139,6 +142,8 @@ void npd_lockups_retry(struct nmiprofd *d, int force)
 		d->lockups.pending = p->next;
 		d->lockups.nr_pending--;
 		d->n.lockups++;
+		if (d->fleet)
+			npd_fleet_kick(d->fleet);
 		free(p);
 	}
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ctl_server.h"
+#include "fleet.h"
 #include "nmiprofd.h"
 #include "np_log.h"
 #include "signals.h"
@@ -82,5 +83,9 @@ int npd_loop(struct nmiprofd *d)
 			npd_reload(d);
 		npd_slices_tick(d->slices, np_real_ns());
 		npd_lockups_retry(d, 0);
+		if (npd_slices_written(d->slices) != d->fleet_seen) {
+			d->fleet_seen = npd_slices_written(d->slices);
+			npd_fleet_kick(d->fleet);
+		}
 	}
 }

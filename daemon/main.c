@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ctl_server.h"
+#include "fleet.h"
 #include "live.h"
 #include "nmiprofd.h"
 #include "np_log.h"
@@ -41,6 +42,13 @@ static void npd_usage(FILE *f)
 "      --user-stack-depth N    user frames per sample (default %d)\n"
 "      --no-user-stacks        kernel stacks only\n"
 "      --live-seconds N        seconds of live history for top (default 300)\n"
+"      --clickhouse-url URL    ship slices to ClickHouse, e.g.\n"
+"                              http://127.0.0.1:8123/?database=nmiprof\n"
+"      --clickhouse-password-file FILE\n"
+"                              its password (the file readable by root only)\n"
+"      --clickhouse-timeout T  one request at most T (default 30s)\n"
+"      --host-label NAME       this host in the fleet (default: the hostname)\n"
+"      --labels K=V[,K=V...]   labels of this host's slices\n"
 "  -l, --log-level LEVEL       error, warning, info or debug (default info)\n"
 "  -f, --foreground            run in the foreground (the default; accepted)\n"
 "      --check-config          print the effective configuration and exit\n"
@@ -54,7 +62,8 @@ static void npd_usage(FILE *f)
 
 enum {
 	OPT_SLICE = 256, OPT_RET_SIZE, OPT_RET_AGE, OPT_KDEPTH, OPT_UDEPTH,
-	OPT_NO_USTACKS, OPT_LIVE, OPT_CHECK,
+	OPT_NO_USTACKS, OPT_LIVE, OPT_CHECK, OPT_CH_URL, OPT_CH_PWFILE,
+	OPT_CH_TIMEOUT, OPT_HOST_LABEL, OPT_LABELS,
 };
 
 static const struct option npd_options[] = {
@@ -70,6 +79,11 @@ static const struct option npd_options[] = {
 	{ "user-stack-depth", required_argument, NULL, OPT_UDEPTH },
 	{ "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS },
 	{ "live-seconds", required_argument, NULL, OPT_LIVE },
+	{ "clickhouse-url", required_argument, NULL, OPT_CH_URL },
+	{ "clickhouse-password-file", required_argument, NULL, OPT_CH_PWFILE },
+	{ "clickhouse-timeout", required_argument, NULL, OPT_CH_TIMEOUT },
+	{ "host-label", required_argument, NULL, OPT_HOST_LABEL },
+	{ "labels", required_argument, NULL, OPT_LABELS },
 	{ "log-level", required_argument, NULL, 'l' },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
@@ -94,6 +108,11 @@ static const char *npd_option_key(int opt)
 	case OPT_UDEPTH: return "user_stack_depth";
 	case OPT_NO_USTACKS: return "user_stacks";
 	case OPT_LIVE: return "live_seconds";
+	case OPT_CH_URL: return "clickhouse_url";
+	case OPT_CH_PWFILE: return "clickhouse_password_file";
+	case OPT_CH_TIMEOUT: return "clickhouse_timeout";
+	case OPT_HOST_LABEL: return "host_label";
+	case OPT_LABELS: return "labels";
 	default: return NULL;
 	}
 }
@@ -161,6 +180,11 @@ static void npd_print_config(const struct npd_config *c)
 	printf("user_stacks = %s\n", c->user_stacks ? "yes" : "no");
 	printf("log_level = %s\n", np_log_level_name(c->log_level));
 	printf("live_seconds = %u\n", c->live_s);
+	printf("clickhouse_url = %s\n", c->clickhouse_url);
+	printf("clickhouse_password_file = %s\n", c->clickhouse_password_file);
+	printf("clickhouse_timeout = %u\n", c->clickhouse_timeout_s);
+	printf("host_label = %s\n", c->host_label);
+	printf("labels = %s\n", c->labels);
 }
 
 static int npd_start(struct nmiprofd *d)
@@ -187,6 +211,11 @@ static int npd_start(struct nmiprofd *d)
 		np_err("cannot open the store: %s", err);
 		return -1;
 	}
+	d->fleet = npd_fleet_start(&d->cfg);
+	if (!d->fleet) {
+		np_err("fleet exporter: out of memory");
+		return -1;
+	}
 	d->sigfd = npd_signals_open();
 	if (d->sigfd < 0) {
 		np_err("signalfd: %m");
@@ -208,6 +237,8 @@ static int npd_start(struct nmiprofd *d)
 
 static void npd_stop(struct nmiprofd *d)
 {
+	/* First: a transfer in flight is cancelled, not waited for. */
+	npd_fleet_stop(d->fleet);
 	npd_sampler_retire(d);
 	npd_lockups_retry(d, 1);
 	npd_lockups_release(d);

@@ -16,6 +16,7 @@
  *   commands.c    control socket commands (status, top, stacks)
  *   ctl_server.c  control socket transport
  *   reload.c      SIGHUP: applying a new configuration
+ *   fleet.c       shipping stored slices to ClickHouse (its own thread)
  *   signals.c     signalfd
  */
 #ifndef NMIPROFD_H
@@ -31,6 +32,7 @@ struct npd_live;
 struct npd_slices;
 struct npd_symcache;
 struct npd_ctl_server;
+struct npd_fleet;
 
 struct npd_lockup_pending;
 
@@ -60,6 +62,8 @@ struct nmiprofd {
 	struct npd_live *live;
 	struct npd_slices *slices;
 	struct npd_ctl_server *ctl;
+	struct npd_fleet *fleet;
+	uint64_t fleet_seen;		/* slices written when last kicked */
 	int sigfd;
 
 	uint64_t start_mono_ns;

@@ -9,12 +9,14 @@
  *   backend, frequency, *_stack_depth,
  *   user_stacks                       the backend is reopened; on failure
  *                                     the previous settings are restored
+ *   clickhouse_*, host_label, labels  from the exporter's next pass
  *   store_dir, socket, live_seconds   only on restart (a warning says so)
  *
  * A file that does not parse changes nothing.
  */
 #include <string.h>
 
+#include "fleet.h"
 #include "nmiprofd.h"
 #include "np_log.h"
 #include "slices.h"
@@ -65,6 +67,7 @@ void npd_reload(struct nmiprofd *d)
 		np_info("log level %s", np_log_level_name(nc.log_level));
 	}
 	npd_slices_reconfigure(d->slices, &nc);
+	npd_fleet_configure(d->fleet, &nc);
 	if (npd_config_backend_changed(&old, &nc) &&
 	    npd_reload_backend(d, &old, &nc)) {
 		/* Running (or retrying) with the old settings: report those. */

@@ -24,6 +24,9 @@ PACKAGES=(
 	# Debian's sources (GOPATH mode) by tests/cli/pprof_reader.sh
 	golang-go golang-github-google-pprof-dev golang-github-chzyer-readline-dev
 	golang-github-ianlancetaylor-demangle-dev golang-golang-x-sys-dev
+	# the fleet exporter: libcurl; its tests run Debian's ClickHouse on
+	# loopback (tests/fleet)
+	libcurl4-openssl-dev clickhouse-server clickhouse-client
 	# the packaging test: .debs built and installed into a Debian chroot
 	debootstrap rsync dpkg-dev debhelper dh-dkms
 	# model checks of the module's lock-free protocols (tests/spin)

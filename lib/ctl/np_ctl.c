@@ -202,6 +202,20 @@ void np_ctl_format_status_reply(struct np_buf *b,
 	np_ctl_put_u64(b, "mem_symbols", st->mem_symbols);
 	if (st->warning[0])
 		np_ctl_put_str(b, "warning", st->warning);
+	if (st->fleet[0])
+		np_ctl_put_str(b, "fleet", st->fleet);
+	if (st->fleet[0] && strcmp(st->fleet, "off")) {
+		np_ctl_put_str(b, "fleet_url", st->fleet_url);
+		np_ctl_put_str(b, "fleet_host", st->fleet_host);
+		np_ctl_put_u64(b, "fleet_cursor_ns", st->fleet_cursor_ns);
+		np_ctl_put_u64(b, "fleet_backlog", st->fleet_backlog);
+		np_ctl_put_u64(b, "fleet_sent_slices", st->fleet_sent_slices);
+		np_ctl_put_u64(b, "fleet_sent_samples", st->fleet_sent_samples);
+		np_ctl_put_u64(b, "fleet_lost_slices", st->fleet_lost_slices);
+		np_ctl_put_u64(b, "fleet_lost_samples", st->fleet_lost_samples);
+		if (st->fleet_error[0])
+			np_ctl_put_str(b, "fleet_error", st->fleet_error);
+	}
 	np_ctl_end_line(b);
 }
 
@@ -230,6 +244,16 @@ int np_ctl_parse_status(const struct np_ctl_line *l, struct np_ctl_status *st)
 	np_ctl_copy(st->source, sizeof(st->source), np_ctl_get(l, "source"));
 	np_ctl_copy(st->store_dir, sizeof(st->store_dir), np_ctl_get(l, "store_dir"));
 	np_ctl_copy(st->warning, sizeof(st->warning), np_ctl_get(l, "warning"));
+	np_ctl_copy(st->fleet, sizeof(st->fleet), np_ctl_get(l, "fleet"));
+	np_ctl_copy(st->fleet_url, sizeof(st->fleet_url), np_ctl_get(l, "fleet_url"));
+	np_ctl_copy(st->fleet_host, sizeof(st->fleet_host), np_ctl_get(l, "fleet_host"));
+	np_ctl_copy(st->fleet_error, sizeof(st->fleet_error), np_ctl_get(l, "fleet_error"));
+	NP_CTL_GET_NUM(l, "fleet_cursor_ns", st->fleet_cursor_ns);
+	NP_CTL_GET_NUM(l, "fleet_backlog", st->fleet_backlog);
+	NP_CTL_GET_NUM(l, "fleet_sent_slices", st->fleet_sent_slices);
+	NP_CTL_GET_NUM(l, "fleet_sent_samples", st->fleet_sent_samples);
+	NP_CTL_GET_NUM(l, "fleet_lost_slices", st->fleet_lost_slices);
+	NP_CTL_GET_NUM(l, "fleet_lost_samples", st->fleet_lost_samples);
 	if (!np_ctl_get_i64(l, "pid", &v))
 		st->pid = v;
 	if (!np_ctl_get_i64(l, "nested_nmi_safe", &v))

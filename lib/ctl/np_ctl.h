@@ -25,6 +25,9 @@
  *     freq_hz= samples= lost= lockups= nested_nmi_safe= cost_min_ns=
  *     cost_avg_ns= cost_max_ns= store_dir= store_bytes= slice_s=
  *     slices= live_s= clients= warning= (warning only when non-empty)
+ *     fleet= (off, ok, failing) and, when not off, fleet_url= fleet_host=
+ *     fleet_cursor_ns= fleet_backlog= fleet_sent_slices= fleet_sent_samples=
+ *     fleet_lost_slices= fleet_lost_samples= fleet_error= (since 0.3)
  *
  *   top [n=20] [secs=10] [pid=P] [cpu=C] [comm=NAME] [sort=sym|pid|comm]
  *     "top N over the last K seconds", from the daemon's in-memory ring
@@ -169,6 +172,11 @@ struct np_ctl_status {
 	uint64_t rss_bytes;
 	uint64_t mem_live, mem_slice, mem_store, mem_symbols;
 	char warning[256];
+	/* The fleet exporter (daemon/fleet.c); fleet "" from older daemons. */
+	char fleet[16], fleet_url[256], fleet_host[128], fleet_error[256];
+	uint64_t fleet_cursor_ns, fleet_backlog;
+	uint64_t fleet_sent_slices, fleet_sent_samples;
+	uint64_t fleet_lost_slices, fleet_lost_samples;
 };
 
 struct np_ctl_stacks_query {

@@ -920,3 +920,75 @@ int np_store_read(const char *dir, const struct np_read_opts *o,
 	free(l.v);
 	return 0;
 }
+
+struct np_store_reader {
+	char pdir[4200];
+	struct np_dict_rd *rd;
+	char *err;		/* the first warning of the current read */
+	size_t errlen;
+};
+
+struct np_store_reader *np_store_reader_open(const char *dir)
+{
+	struct np_store_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	snprintf(r->pdir, sizeof(r->pdir), "%s/profile", dir);
+	r->rd = np_dict_rd_new(r->pdir);
+	if (!r->rd) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void reader_warn(void *arg, const char *msg)
+{
+	struct np_store_reader *r = arg;
+
+	if (r->err && !r->err[0])
+		snprintf(r->err, r->errlen, "%s", msg);
+}
+
+int np_store_reader_read(struct np_store_reader *r, const char *name,
+			 struct np_agg *a, struct np_read_stats *st,
+			 char *err, size_t errlen)
+{
+	struct np_read_opts o;
+	char path[4300];
+	uint64_t start;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	if (seg_name(name, &start)) {
+		snprintf(err, errlen, "%s: not a segment name", name);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "%s/%s", r->pdir, name);
+	if (access(path, F_OK) && errno == ENOENT)
+		return -ENOENT;
+	np_read_opts_init(&o);
+	o.warn = reader_warn;
+	o.warn_arg = r;
+	err[0] = 0;
+	r->err = err;
+	r->errlen = errlen;
+	ret = np_seg_read_one(path, &o, a, st, r->rd);
+	r->err = NULL;
+	if (ret == -ENOENT)
+		return ret;
+	if (!ret && st->segments != 1)
+		ret = -EBADMSG;
+	if (ret && !err[0])
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	return ret;
+}
+
+void np_store_reader_close(struct np_store_reader *r)
+{
+	if (!r)
+		return;
+	np_dict_rd_free(r->rd);
+	free(r);
+}

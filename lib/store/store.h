@@ -96,6 +96,20 @@ int np_profile_read(const char *path, const struct np_read_opts *o,
 		 struct np_agg *a, struct np_read_stats *st,
 		 char *err, size_t errlen);
 
+/*
+ * One segment at a time, by the name np_store_list() gave (the fleet
+ * exporter ships each slice alone).  The reader keeps the stack
+ * dictionary it last loaded, so consecutive segments of one epoch load it
+ * once.  Read returns 0, -ENOENT if retention removed the segment, or
+ * -errno / -EBADMSG (err filled) if it cannot be read.
+ */
+struct np_store_reader;
+struct np_store_reader *np_store_reader_open(const char *dir);
+int np_store_reader_read(struct np_store_reader *r, const char *name,
+			 struct np_agg *a, struct np_read_stats *st,
+			 char *err, size_t errlen);
+void np_store_reader_close(struct np_store_reader *r);
+
 /* Segment list of a store, oldest first (for `nmiprof status`). */
 typedef int (*np_seg_fn)(const char *name, const struct np_seg_info *info,
 			 void *arg);

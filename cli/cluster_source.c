@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report/export --cluster: fleet profiles from ClickHouse (lib/fleet).
+ * The server sums the samples per (comm, stack) (and pid or host when
+ * asked); the client fetches the frames of those stacks and feeds the
+ * same topview that local reports use, so the table, the call graphs and
+ * the exports are built by one path.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "np_fleet.h"
+#include "store.h"
+
+struct np_ch *cli_cluster_open(const char *cmd, const struct cli_source *src,
+			       int *exit_code)
+{
+	char pw[NP_CH_PASSWORD_MAX] = "", err[512];
+	struct np_ch_opts o = { 0 };
+	struct np_ch *c;
+
+	if (src->password_file &&
+	    np_ch_read_password(src->password_file, pw, sizeof(pw), err, sizeof(err))) {
+		cli_error(cmd, "%s", err);
+		*exit_code = EXIT_NO_PERM;
+		return NULL;
+	}
+	o.url = src->cluster;
+	o.password = pw[0] ? pw : NULL;
+	o.timeout_s = 300;
+	c = np_ch_open(&o, err, sizeof(err));
+	explicit_bzero(pw, sizeof(pw));
+	if (!c) {
+		cli_error(cmd, "--cluster: %s", err);
+		*exit_code = EXIT_USAGE;
+	}
+	return c;
+}
+
+void cli_cluster_filter(const struct cli_source *src, const struct topview_filter *f,
+			struct np_fleet_filter *ff)
+{
+	np_fleet_filter_init(ff);
+	ff->since_ns = src->since_ns;
+	ff->until_ns = src->until_ns;
+	for (unsigned int i = 0; i < src->nr_hosts && i < NP_FLEET_MAX_MATCH; i++)
+		ff->hosts[ff->nr_hosts++] = src->hosts[i];
+	for (unsigned int i = 0; i < src->nr_labels && i < NP_FLEET_MAX_MATCH; i++)
+		ff->labels[ff->nr_labels++] = src->labels[i];
+	ff->pid = f->pid;
+	ff->cpu = f->cpu;
+	ff->comm = f->comm[0] ? f->comm : NULL;
+	ff->by_pid = src->by_pid || f->pid >= 0;
+}
+
+/* ---- stacks by hash ------------------------------------------------- */
+
+struct stack_ent {
+	uint64_t hash;
+	unsigned int nr;
+	struct np_frame *frames;	/* strings owned */
+	char (*names)[24];
+};
+
+struct stack_map {
+	struct stack_ent *v;
+	size_t mask, n;
+};
+
+static struct stack_ent *map_slot(struct stack_map *m, uint64_t h)
+{
+	size_t i;
+
+	for (i = (h * 0x9e3779b97f4a7c15ULL) >> 20 & m->mask;
+	     m->v[i].hash && m->v[i].hash != h; i = (i + 1) & m->mask)
+		;
+	return &m->v[i];
+}
+
+static int map_init(struct stack_map *m, size_t n)
+{
+	size_t cap = 64;
+
+	while (cap < n * 2 + 2)
+		cap *= 2;
+	m->v = calloc(cap, sizeof(*m->v));
+	m->mask = cap - 1;
+	m->n = 0;
+	return m->v ? 0 : -ENOMEM;
+}
+
+static void map_free(struct stack_map *m)
+{
+	for (size_t i = 0; m->v && i <= m->mask; i++) {
+		for (unsigned int j = 0; j < m->v[i].nr; j++) {
+			free((char *)m->v[i].frames[j].dso);
+			if (m->v[i].frames[j].sym != m->v[i].names[j])
+				free((char *)m->v[i].frames[j].sym);
+		}
+		free(m->v[i].frames);
+		free(m->v[i].names);
+	}
+	free(m->v);
+}
+
+static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
+		     void *arg)
+{
+	struct stack_map *m = arg;
+	struct stack_ent *e = map_slot(m, stack ? stack : 1);
+
+	if (e->hash)
+		return 0;
+	e->frames = calloc(nr, sizeof(*e->frames));
+	e->names = calloc(nr, sizeof(*e->names));
+	if (!e->frames || !e->names)
+		return -ENOMEM;
+	e->hash = stack ? stack : 1;
+	for (unsigned int i = 0; i < nr; i++) {
+		e->frames[i].kernel = fr[i].kernel;
+		e->frames[i].dso = strdup(fr[i].dso ? fr[i].dso : "[unknown]");
+		if (fr[i].name) {
+			e->frames[i].sym = strdup(fr[i].name);
+		} else {
+			snprintf(e->names[i], sizeof(e->names[i]), "0x%" PRIx64,
+				 fr[i].offset);
+			e->frames[i].sym = e->names[i];
+		}
+		if (!e->frames[i].dso || !e->frames[i].sym)
+			return -ENOMEM;
+		e->nr = i + 1;
+	}
+	m->n++;
+	return 0;
+}
+
+/* ---- the counts ----------------------------------------------------- */
+
+struct count_row {
+	char *host, *comm;
+	uint32_t pid;
+	uint64_t stack, count;
+};
+
+struct count_rows {
+	struct count_row *v;
+	size_t n, cap;
+	int oom;
+};
+
+static int collect_count(const struct np_fleet_count *c, void *arg)
+{
+	struct count_rows *r = arg;
+	struct count_row *row;
+
+	if (r->n == r->cap) {
+		size_t nc = r->cap ? r->cap * 2 : 1024;
+		struct count_row *v = realloc(r->v, nc * sizeof(*v));
+
+		if (!v) {
+			r->oom = 1;
+			return -ENOMEM;
+		}
+		r->v = v;
+		r->cap = nc;
+	}
+	row = &r->v[r->n];
+	row->host = strdup(c->host);
+	row->comm = strdup(c->comm);
+	row->pid = c->pid;
+	row->stack = c->stack;
+	row->count = c->count;
+	if (!row->host || !row->comm) {
+		free(row->host);
+		free(row->comm);
+		r->oom = 1;
+		return -ENOMEM;
+	}
+	r->n++;
+	return 0;
+}
+
+static void rows_free(struct count_rows *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].host);
+		free(r->v[i].comm);
+	}
+	free(r->v);
+}
+
+/* Counts, then the frames of every stack they name. */
+static int fetch(const char *cmd, struct np_ch *c, const struct np_fleet_filter *ff,
+		 struct count_rows *rows, struct stack_map *map)
+{
+	struct stack_map seen;
+	uint64_t *ids;
+	size_t n = 0;
+	char err[600];
+	int ret;
+
+	if (np_fleet_query_counts(c, ff, collect_count, rows, err, sizeof(err))) {
+		cli_error(cmd, "%s", rows->oom ? "out of memory" : err);
+		return rows->oom ? EXIT_FAILURE_RT : EXIT_BAD_INPUT;
+	}
+	ids = malloc((rows->n + 1) * sizeof(*ids));
+	if (!ids || map_init(&seen, rows->n) || map_init(map, rows->n)) {
+		free(ids);
+		cli_error(cmd, "out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	for (size_t i = 0; i < rows->n; i++) {
+		struct stack_ent *e = map_slot(&seen, rows->v[i].stack ? rows->v[i].stack : 1);
+
+		if (!e->hash) {
+			e->hash = rows->v[i].stack ? rows->v[i].stack : 1;
+			ids[n++] = rows->v[i].stack;
+		}
+	}
+	free(seen.v);
+	ret = np_fleet_query_stacks(c, ids, n, map_stack, map, err, sizeof(err));
+	free(ids);
+	if (ret) {
+		cli_error(cmd, "%s", ret == -ENOMEM ? "out of memory" : err);
+		return ret == -ENOMEM ? EXIT_FAILURE_RT : EXIT_BAD_INPUT;
+	}
+	return EXIT_OK;
+}
+
+/* A stack the server has no frames for still counts, as one frame. */
+static const struct np_frame unknown_frame = { "[unknown]", "[unknown stack]", 0 };
+
+int cli_load_cluster(const char *cmd, const struct cli_source *src,
+		     struct topview *tv, struct cli_profile_info *info)
+{
+	const struct topview_filter *f = topview_filter(tv);
+	struct count_rows rows = { 0 };
+	struct np_fleet_totals t;
+	struct np_fleet_filter ff;
+	struct stack_map map = { 0 };
+	char err[600];
+	struct np_ch *c;
+	int ret;
+
+	c = cli_cluster_open(cmd, src, &ret);
+	if (!c)
+		return ret;
+	cli_cluster_filter(src, f, &ff);
+	if (np_fleet_query_totals(c, &ff, &t, err, sizeof(err))) {
+		cli_error(cmd, "%s", err);
+		np_ch_close(c);
+		return EXIT_BAD_INPUT;
+	}
+	ret = fetch(cmd, c, &ff, &rows, &map);
+	np_ch_close(c);
+	for (size_t i = 0; !ret && i < rows.n; i++) {
+		const struct count_row *r = &rows.v[i];
+		const struct stack_ent *e = map_slot(&map, r->stack ? r->stack : 1);
+		struct topview_sample ts = {
+			.cpu = f->cpu >= 0 ? (uint32_t)f->cpu : 0,
+			.pid = r->pid, .comm = r->comm,
+			.frames = e->hash ? e->frames : &unknown_frame,
+			.nr_frames = e->hash ? e->nr : 1,
+			.weight = (double)r->count,
+		};
+
+		if (topview_add(tv, &ts)) {
+			cli_error(cmd, "out of memory");
+			ret = EXIT_FAILURE_RT;
+		}
+	}
+	rows_free(&rows);
+	map_free(&map);
+	if (!ret && info) {
+		memset(info, 0, sizeof(*info));
+		info->segments = (uint32_t)t.slices;
+		info->samples = t.samples;
+		info->lost = t.lost;
+		info->first_ns = t.first_ns;
+		info->last_ns = t.last_ns;
+	}
+	return ret;
+}
+
+/* ---- report --sort host --------------------------------------------- */
+
+struct host_row {
+	const char *host;
+	uint64_t self, children, total;
+};
+
+static int host_cmp(const void *a, const void *b)
+{
+	const struct host_row *x = a, *y = b;
+	uint64_t kx = x->self ? x->self : x->total, ky = y->self ? y->self : y->total;
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->children != y->children)
+		return x->children > y->children ? -1 : 1;
+	return strcmp(x->host, y->host);
+}
+
+static int frame_shown(const struct topview_filter *f, const struct np_frame *fr)
+{
+	return fr->kernel ? f->kernel : f->user;
+}
+
+int cli_report_by_host(const struct cli_source *src, const struct topview_filter *f,
+		       const char *symbol, size_t max_rows)
+{
+	struct count_rows rows = { 0 };
+	struct host_row *hr = NULL;
+	struct np_fleet_filter ff;
+	struct stack_map map = { 0 };
+	uint64_t all = 0;
+	size_t nh = 0;
+	struct np_ch *c;
+	int ret;
+
+	c = cli_cluster_open("report", src, &ret);
+	if (!c)
+		return ret;
+	cli_cluster_filter(src, f, &ff);
+	ff.by_host = 1;
+	ret = fetch("report", c, &ff, &rows, &map);
+	np_ch_close(c);
+	if (!ret && !(hr = calloc(rows.n + 1, sizeof(*hr)))) {
+		cli_error("report", "out of memory");
+		ret = EXIT_FAILURE_RT;
+	}
+	for (size_t i = 0; !ret && i < rows.n; i++) {
+		const struct count_row *r = &rows.v[i];
+		const struct stack_ent *e = map_slot(&map, r->stack ? r->stack : 1);
+		struct host_row *h = NULL;
+		int leaf = 1, self = 0, any = 0;
+
+		for (size_t j = 0; j < nh; j++)
+			if (!strcmp(hr[j].host, r->host))
+				h = &hr[j];
+		if (!h) {
+			h = &hr[nh++];
+			h->host = r->host;
+		}
+		h->total += r->count;
+		all += r->count;
+		for (unsigned int j = 0; e->hash && j < e->nr; j++) {
+			if (!frame_shown(f, &e->frames[j]))
+				continue;
+			if (symbol && !strcmp(e->frames[j].sym, symbol)) {
+				any = 1;
+				self |= leaf;
+			}
+			leaf = 0;
+		}
+		if (self)
+			h->self += r->count;
+		if (any)
+			h->children += r->count;
+	}
+	if (!ret) {
+		qsort(hr, nh, sizeof(*hr), host_cmp);
+		printf("# nmiprof report: %s\n# samples: %" PRIu64 "  hosts: %zu  sort: host%s%s\n#\n",
+		       src->cluster, all, nh, symbol ? "  symbol: " : "",
+		       symbol ? symbol : "");
+		if (symbol)
+			printf("%12s %12s %12s  %s\n", "Self", "Children", "Samples", "Host");
+		else
+			printf("%8s %12s  %s\n", "Overhead", "Samples", "Host");
+		for (size_t i = 0; i < nh && (!max_rows || i < max_rows); i++) {
+			if (symbol && !hr[i].children)
+				continue;
+			if (symbol)
+				printf("%12" PRIu64 " %12" PRIu64 " %12" PRIu64 "  %s\n",
+				       hr[i].self, hr[i].children, hr[i].total, hr[i].host);
+			else
+				printf("%7.2f%% %12" PRIu64 "  %s\n",
+				       all ? 100.0 * (double)hr[i].total / (double)all : 0,
+				       hr[i].total, hr[i].host);
+		}
+	}
+	free(hr);
+	rows_free(&rows);
+	map_free(&map);
+	return ret;
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fleet schema (docs/fleet.md).  Only SQL that ClickHouse 18.16
+ * (Debian 12) and current releases both accept: MergeTree with PARTITION
+ * BY / ORDER BY, ReplacingMergeTree, Distributed, Array columns.  No TTL
+ * (19.6+), no codecs, no LowCardinality: retention drops day partitions
+ * (np_fleet_prune).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_fleet.h"
+
+/* %1$s: database.  Local tables hold one shard's rows. */
+static const char *const fleet_local[] = {
+	"CREATE TABLE IF NOT EXISTS %1$s.samples_local ("
+	" day Date DEFAULT toDate(time), time DateTime, host String,"
+	" batch UInt64, pid UInt32, cpu UInt32, comm String, stack UInt64, count UInt64)"
+	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, time, stack, pid, cpu)",
+
+	/* One row per stack and day; repeats collapse when parts merge. */
+	"CREATE TABLE IF NOT EXISTS %1$s.stacks_local ("
+	" day Date DEFAULT toDate(time), time DateTime, stack UInt64,"
+	" kernel Array(UInt8), dsos Array(String),"
+	" funcs Array(String), offsets Array(UInt64))"
+	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack",
+
+	/* A slice's row commits its batch: inserted after its samples. */
+	"CREATE TABLE IF NOT EXISTS %1$s.slices_local ("
+	" day Date DEFAULT toDate(toDateTime(intDiv(start, 1000000000))),"
+	" host String, start UInt64, end UInt64, batch UInt64,"
+	" samples UInt64, lost UInt64, labels Array(String))"
+	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, start)",
+
+	"CREATE TABLE IF NOT EXISTS %1$s.lockups_local ("
+	" day Date DEFAULT toDate(time), time DateTime, host String,"
+	" id String, cpu UInt32,"
+	" pid UInt32, tid UInt32, comm String, stuck_ns UInt64,"
+	" kernel Array(UInt8), dsos Array(String), funcs Array(String),"
+	" offsets Array(UInt64))"
+	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY (host, id)",
+};
+
+/* The tables the sharding key spreads: rows of one host stay together. */
+static const struct {
+	const char *name, *key;
+} fleet_dist[] = {
+	{ "samples", "cityHash64(host)" },
+	{ "slices", "cityHash64(host)" },
+	{ "stacks", "stack" },
+	{ "lockups", "cityHash64(host)" },
+};
+
+static int fleet_exec(struct np_ch *c, const char *sql, char *err,
+		      size_t errlen)
+{
+	char msg[512];
+
+	if (!np_ch_exec(c, sql, NULL, 0, NULL, msg, sizeof(msg)))
+		return 0;
+	snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
+	return -1;
+}
+
+/* Names go into SQL unquoted: keep them to identifiers. */
+static int fleet_ident(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+int np_fleet_schema_create(struct np_ch *c, const char *cluster,
+			   char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+	char sql[1024];
+
+	if (!fleet_ident(db) || !fleet_ident(cluster)) {
+		snprintf(err, errlen, "database '%s' and cluster '%s' must be plain names",
+			 db, cluster);
+		return -1;
+	}
+	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS %s", db);
+	if (fleet_exec(c, sql, err, errlen))
+		return -1;
+	for (size_t i = 0; i < sizeof(fleet_local) / sizeof(fleet_local[0]); i++) {
+		snprintf(sql, sizeof(sql), fleet_local[i], db);
+		if (fleet_exec(c, sql, err, errlen))
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof(fleet_dist) / sizeof(fleet_dist[0]); i++) {
+		snprintf(sql, sizeof(sql),
+			 "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local"
+			 " ENGINE = Distributed(%s, %s, %s_local, %s)",
+			 db, fleet_dist[i].name, db, fleet_dist[i].name, cluster,
+			 db, fleet_dist[i].name, fleet_dist[i].key);
+		if (fleet_exec(c, sql, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
+		   char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+	struct np_buf out = { 0 };
+	char sql[512], msg[512];
+	int ret = 0;
+
+	*dropped = 0;
+	if (!fleet_ident(db)) {
+		snprintf(err, errlen, "database '%s' must be a plain name", db);
+		return -1;
+	}
+	/* Partitions of Date columns are named YYYY-MM-DD in 18.16 and today. */
+	snprintf(sql, sizeof(sql),
+		 "SELECT DISTINCT table, partition FROM system.parts"
+		 " WHERE database = '%s' AND active AND table IN"
+		 " ('samples_local', 'stacks_local', 'slices_local', 'lockups_local')"
+		 " AND toDate(partition) < toDate(toDateTime(%" PRIu64 "))"
+		 " FORMAT TabSeparated", db, before_ns / (uint64_t)1000000000);
+	if (np_ch_exec(c, sql, NULL, 0, &out, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
+		return -1;
+	}
+	for (char *line = np_buf_str(&out), *next; line && *line; line = next) {
+		char *tab;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		tab = strchr(line, '\t');
+		if (!tab || !fleet_ident(line) || strlen(tab + 1) != 10)
+			continue;
+		*tab = 0;
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s DROP PARTITION '%s'",
+			 db, line, tab + 1);
+		ret = fleet_exec(c, sql, err, errlen);
+		if (ret)
+			break;
+		(*dropped)++;
+	}
+	np_buf_free(&out);
+	return ret;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fleet profiles in ClickHouse: the schema (docs/fleet.md), one stored
+ * slice as rows, and the queries `--cluster` runs.
+ *
+ * A stack is stored once per day and shard, keyed by a content hash of
+ * its symbolized frames that every host computes alike; samples rows
+ * name it.  Each attempt to ship a slice carries a fresh random batch id;
+ * the slice's row in `slices`, inserted last, commits the batch.  Queries
+ * count only the first committed batch of each (host, slice start), so
+ * an attempt cut short, or one repeated after a crash before the cursor
+ * was written, is never counted twice.
+ */
+#ifndef NP_FLEET_H
+#define NP_FLEET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+#include "np_ch.h"
+
+/* ---- schema (fleet_schema.c) --------------------------------------- */
+
+/*
+ * Create the database, the local tables and the Distributed tables over
+ * cluster (a <remote_servers> name of the server's configuration) on
+ * the server c talks to; IF NOT EXISTS throughout, so it is idempotent.
+ */
+int np_fleet_schema_create(struct np_ch *c, const char *cluster,
+			   char *err, size_t errlen);
+/*
+ * Server-side retention: drop the day partitions older than before_ns
+ * of the local tables on c's server (one shard).  18.16 has no TTL.
+ * *dropped counts the partitions dropped.
+ */
+int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
+		   char *err, size_t errlen);
+
+/* ---- one slice as rows (fleet_rows.c) ------------------------------ */
+
+/* Content hash of a symbolized stack, innermost frame first. */
+uint64_t np_fleet_stack_hash(const struct np_sym *const *frames,
+			     unsigned int nr);
+
+struct np_fleet_slice {
+	const char *host;
+	const char *labels;	/* "k=v,k=v" or "" */
+	uint64_t start_ns, end_ns, batch;
+	uint64_t samples, lost;
+};
+
+/*
+ * Stacks the server already has, so a slice does not send them again:
+ * known(arg, hash) returns 1 to skip.  May be NULL.
+ */
+typedef int (*np_fleet_known_fn)(void *arg, uint64_t hash);
+
+struct np_fleet_rows {
+	struct np_buf samples, stacks, slice;	/* TabSeparated bodies */
+	uint64_t *new_stacks;	/* hashes in stacks, to remember once sent */
+	size_t nr_new, cap_new;
+	size_t nr_samples_rows;
+};
+
+/*
+ * Append the rows of the slice merged into a to r: several slices may go
+ * in one insert (a backlog is sent in batches).  0 or -ENOMEM.
+ */
+void np_fleet_rows_reset(struct np_fleet_rows *r);
+int np_fleet_rows_build(struct np_fleet_rows *r, const struct np_agg *a,
+			const struct np_fleet_slice *s,
+			np_fleet_known_fn known, void *known_arg);
+void np_fleet_rows_free(struct np_fleet_rows *r);
+
+/* Insert statements for the bodies (Distributed tables of the database). */
+int np_fleet_insert(struct np_ch *c, const struct np_fleet_rows *r,
+		    char *err, size_t errlen);
+/* 1 if the server holds a committed batch of (host, start_ns), 0 if not, -1. */
+int np_fleet_committed(struct np_ch *c, const char *host, uint64_t start_ns,
+		       char *err, size_t errlen);
+
+/* ---- queries (fleet_query.c) --------------------------------------- */
+
+#define NP_FLEET_MAX_MATCH	32
+
+struct np_fleet_filter {
+	uint64_t since_ns, until_ns;	/* 0: unbounded */
+	const char *hosts[NP_FLEET_MAX_MATCH];	/* globs, any of them */
+	unsigned int nr_hosts;
+	const char *labels[NP_FLEET_MAX_MATCH];	/* "k=v", all of them */
+	unsigned int nr_labels;
+	int64_t pid;			/* -1: any */
+	int cpu;			/* -1: any */
+	const char *comm;		/* NULL: any */
+	int by_host, by_pid;		/* GROUP BY them too */
+};
+
+void np_fleet_filter_init(struct np_fleet_filter *f);
+
+struct np_fleet_count {
+	const char *host;	/* "" unless by_host */
+	uint32_t pid;		/* 0 unless by_pid */
+	const char *comm;
+	uint64_t stack, count;
+};
+typedef int (*np_fleet_count_fn)(const struct np_fleet_count *c, void *arg);
+
+/* Sample counts per (host, pid, comm, stack), summed by the server. */
+int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
+			  np_fleet_count_fn fn, void *arg,
+			  char *err, size_t errlen);
+
+/* Frames of the given stacks; fn gets each stack's frames, innermost first. */
+typedef int (*np_fleet_stack_fn)(uint64_t stack, const struct np_sym *frames,
+				 unsigned int nr, void *arg);
+int np_fleet_query_stacks(struct np_ch *c, const uint64_t *stacks, size_t nr,
+			  np_fleet_stack_fn fn, void *arg,
+			  char *err, size_t errlen);
+
+struct np_fleet_totals {
+	uint64_t slices, samples, lost, hosts;
+	uint64_t first_ns, last_ns;
+};
+int np_fleet_query_totals(struct np_ch *c, const struct np_fleet_filter *f,
+			  struct np_fleet_totals *t, char *err, size_t errlen);
+
+#endif /* NP_FLEET_H */

@@ -1,0 +1,10 @@
+# Fleet profiles (label "daemon"): nmiprofd shipping to real ClickHouse
+# servers on loopback (Debian's clickhouse-server, started by the test
+# from a config in its work directory).  Skipped (77) where the server is
+# not installed.  Benchmark (label "bench"): insert throughput, server
+# bytes per sample, a fleet top-50 query, the exporter's CPU.
+add_test(NAME fleet_e2e COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fleet.sh
+  $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
+  ${CMAKE_CURRENT_BINARY_DIR}/fleet)
+set_tests_properties(fleet_e2e PROPERTIES
+  LABELS daemon TIMEOUT 300 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

@@ -1,0 +1,287 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fleet profiles end to end, on loopback: two real ClickHouse servers
+# (two shards, Distributed tables), two nmiprofd (libperf backend, host
+# labels web-1 and db-1, 1 s slices) shipping to them while
+# tests/progs/hot runs.
+#
+#   1. `report/export --cluster` equal the union of the two local stores,
+#      stack for stack and sample for sample, per host and in total;
+#      --sort host, --host globs and --label select the right hosts
+#   2. server 1 killed for two slices, restarted: both daemons catch up,
+#      totals exact, no slice committed twice
+#   3. kill -9 of a daemon in the middle of a catch-up, and a cursor one
+#      slice behind the server (the crash between an insert and the cursor
+#      write): the same
+#   4. a server that answers errors, hangs, or closes the connection mid-
+#      insert (tests/fleet/fake_ch.py, switched to by SIGHUP): the daemon
+#      keeps sampling, logs one line for the failure and one for the
+#      recovery, backs off, its memory stays flat; back on the real server
+#      it sends everything
+#
+#   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
+# Exits 77 (skip) where clickhouse-server is not installed or the daemon
+# cannot sample.
+set -u
+NMIPROF=$1 NMIPROFD=$2 HOT=$3 WORK=$4/run.$$
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/ch_lib.sh"
+T0=$(date +%s.%N)
+
+ch_available || {
+	echo "SKIP: $CH_SERVER not installed (scripts/setup-deps.sh installs clickhouse-server)"
+	exit 77
+}
+mkdir -p "$WORK"
+ch_pick_ports || { echo "FAIL: no free loopback ports"; exit 1; }
+U1="http://127.0.0.1:$CH_HTTP1/?database=nmiprof"
+U2="http://127.0.0.1:$CH_HTTP2/?database=nmiprof"
+FAKE_PORT=$((CH_HTTP1 + 6))
+DPID1= DPID2= HPID= FPID=
+
+cleanup() {
+	for p in $DPID1 $DPID2 $HPID $FPID; do
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	ch_stop 1
+	ch_stop 2
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*"
+	for f in "$WORK"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 15 "$f"; }; done
+	exit 1
+}
+pass() { echo "ok: $*"; }
+
+ch_start 1 "$WORK/ch1" || fail "server 1"
+ch_start 2 "$WORK/ch2" || fail "server 2"
+"$NMIPROF" cluster init --name fleet "$U1" "$U2" >"$WORK/init.log" 2>&1 ||
+	fail "cluster init"
+"$NMIPROF" cluster init --name fleet "$U1" "$U2" >>"$WORK/init.log" 2>&1 ||
+	fail "cluster init is not idempotent"
+pass "schema on both shards (twice)"
+
+# start_daemon N HOST LABELS: URL from $WORK/dN.conf (SIGHUP changes it)
+start_daemon() {
+	n=$1
+	"$NMIPROFD" -c "$WORK/d$n.conf" -s "$WORK/s$n" -S "$WORK/d$n.sock" \
+		-b libperf -F 499 --slice-seconds 1 --host-label "$2" --labels "$3" \
+		--clickhouse-timeout "${TIMEOUT:-10}" >>"$WORK/d$n.log" 2>&1 &
+	eval DPID$n=$!
+	i=0
+	until [ -S "$WORK/d$n.sock" ]; do
+		eval pid=\$DPID$n
+		if ! kill -0 "$pid" 2>/dev/null; then
+			if grep -Eq 'Permission denied|not supported|No such device' "$WORK/d$n.log"; then
+				echo "SKIP: nmiprofd cannot sample here: $(tail -n 1 "$WORK/d$n.log")"
+				exit 77
+			fi
+			fail "nmiprofd $n exited"
+		fi
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "nmiprofd $n: no socket after 10 s"
+		sleep 0.1
+	done
+}
+stop_daemon() {	# N [SIGNAL]
+	eval pid=\$DPID$1
+	kill -"${2:-TERM}" "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	eval DPID$1=
+	rm -f "$WORK/d$1.sock"
+}
+conf() {	# N URL
+	printf 'clickhouse_url = %s\n' "$2" >"$WORK/d$1.conf"
+}
+cursor() {	# N: start_ns of the newest slice the server acknowledged
+	sed -n 's/^start_ns=//p' "$WORK/s$1/fleet.cursor" 2>/dev/null || echo 0
+}
+newest_slice() {	# N: start_ns of the newest stored slice
+	name=$(ls "$WORK/s$1/profile" | grep '^seg-' | sort | tail -n 1)
+	[ -n "$name" ] || { echo 0; return; }
+	printf '%d\n' "0x${name:4:16}"
+}
+# Wait until daemon N sent every slice stored when the wait began (bounded).
+wait_synced() {
+	target=$(newest_slice "$1")
+	i=0
+	while [ "$(cursor "$1")" -lt "$target" ]; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || fail "daemon $1 not caught up after 60 s (cursor $(cursor "$1"), target $target)"
+		sleep 0.1
+	done
+}
+# Folded stacks with their counts summed (the local store has one line
+# per pid, the cluster one per comm and stack).
+folded() {
+	"$NMIPROF" export "$@" | awk '{ c = $NF; $NF = ""; a[$0] += c }
+		END { for (k in a) print k a[k] }' | LC_ALL=C sort
+}
+# Compare every stack each host sent (up to its cursor: the slice a
+# daemon writes as it stops is sent at its next start), and both together
+# up to the older cursor.
+compare() {	# WHAT
+	u1=$(( $(cursor 1) / 1000000000 )) u2=$(( $(cursor 2) / 1000000000 ))
+	u=$(( u1 < u2 ? u1 : u2 ))
+	folded --store "$WORK/s1" --until "@$u1" >"$WORK/l1.folded" || fail "export s1"
+	folded --store "$WORK/s2" --until "@$u2" >"$WORK/l2.folded" || fail "export s2"
+	folded --cluster "$U1" --host web-1 --until "@$u1" >"$WORK/c1.folded" ||
+		fail "export --cluster --host web-1"
+	folded --cluster "$U2" --host 'db-?' --until "@$u2" >"$WORK/c2.folded" ||
+		fail "export --cluster --host db-?"
+	{ folded --store "$WORK/s1" --until "@$u"; folded --store "$WORK/s2" --until "@$u"; } |
+		awk '{ c = $NF; $NF = ""; a[$0] += c }
+		END { for (k in a) print k a[k] }' | LC_ALL=C sort >"$WORK/lall.folded"
+	folded --cluster "$U1" --until "@$u" >"$WORK/call.folded" ||
+		fail "export --cluster"
+	for h in 1 2 all; do
+		cmp -s "$WORK/l$h.folded" "$WORK/c$h.folded" ||
+			{ diff "$WORK/l$h.folded" "$WORK/c$h.folded" | head -n 10
+			  fail "$1: cluster stacks differ from the local store ($h)"; }
+	done
+	n1=$(awk '{ s += $NF } END { print s + 0 }' "$WORK/l1.folded")
+	n2=$(awk '{ s += $NF } END { print s + 0 }' "$WORK/l2.folded")
+	[ "$n1" -gt 100 ] && [ "$n2" -gt 100 ] || fail "$1: too few samples ($n1, $n2)"
+	pass "$1: cluster = union of the local stores: $n1 + $n2 samples in $(wc -l <"$WORK/lall.folded") stacks, per host and in total"
+}
+# No (host, slice) committed twice; committed batches' samples are the totals.
+check_no_dups() {
+	d=$(ch_q 1 "SELECT count() FROM (SELECT host, start, count() AS c FROM nmiprof.slices GROUP BY host, start HAVING c > 1)")
+	[ "$d" = 0 ] || fail "$1: $d slice(s) committed twice"
+	a=$(ch_q 1 "SELECT sum(samples) FROM nmiprof.slices")
+	b=$(ch_q 1 "SELECT sum(count) FROM nmiprof.samples WHERE batch IN (SELECT batch FROM nmiprof.slices_local)")
+	[ "$a" = "$b" ] || fail "$1: slices count $a samples, their batches hold $b"
+	o=$(ch_q 1 "SELECT count() FROM nmiprof.samples WHERE batch NOT IN (SELECT batch FROM nmiprof.slices_local)")
+	pass "$1: no slice committed twice ($a samples; $o row(s) of uncommitted attempts, never counted)"
+}
+
+# ---- 1. two hosts, two shards -----------------------------------------
+conf 1 "$U1"
+conf 2 "$U2"
+start_daemon 1 web-1 tier=web,dc=a
+start_daemon 2 db-1 tier=db,dc=a
+"$HOT" 3 >/dev/null 2>&1
+wait_synced 1
+wait_synced 2
+stop_daemon 1
+stop_daemon 2
+compare "two hosts"
+
+"$NMIPROF" report --cluster "$U1" --sort host >"$WORK/byhost.txt" || fail "report --sort host"
+grep -Eq '^ +[0-9.]+% +[0-9]+ +web-1$' "$WORK/byhost.txt" &&
+	grep -Eq '^ +[0-9.]+% +[0-9]+ +db-1$' "$WORK/byhost.txt" ||
+	{ cat "$WORK/byhost.txt"; fail "--sort host lacks a host"; }
+"$NMIPROF" report --cluster "$U1" --sort host --symbol hot_a >"$WORK/byhost_a.txt" ||
+	fail "report --sort host --symbol"
+[ "$(grep -Ec ' (web|db)-1$' "$WORK/byhost_a.txt")" = 2 ] ||
+	{ cat "$WORK/byhost_a.txt"; fail "hot_a not found on both hosts"; }
+"$NMIPROF" report --cluster "$U1" --label tier=db --sort host >"$WORK/label.txt" ||
+	fail "report --label"
+grep -q ' db-1$' "$WORK/label.txt" && ! grep -q ' web-1$' "$WORK/label.txt" ||
+	{ cat "$WORK/label.txt"; fail "--label tier=db selects the wrong hosts"; }
+"$NMIPROF" report --cluster "$U1" -n 5 >"$WORK/report.txt" || fail "report --cluster"
+grep -q 'hot_a$' "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "hot_a not in the top 5"; }
+pass "--sort host, --symbol, --label, top rows"
+
+# ---- 2. a server down for two slices -----------------------------------
+start_daemon 1 web-1 tier=web,dc=a
+start_daemon 2 db-1 tier=db,dc=a
+"$HOT" 6 >/dev/null 2>&1 &
+HPID=$!
+sleep 1
+ch_stop 1
+sleep 2.5
+ch_start 1 "$WORK/ch1" || fail "server 1 restart"
+wait "$HPID"; HPID=
+wait_synced 1
+wait_synced 2
+# One line per state change: each failure line has its recovery line
+# (a loaded machine may add a timeout; retries add nothing).
+nf=$(grep -c 'fleet: export to .* fails' "$WORK/d1.log")
+nw=$(grep -c 'fleet: export to .* works again' "$WORK/d1.log")
+[ "$nf" -ge 1 ] && [ "$nf" = "$nw" ] ||
+	fail "daemon 1: $nf failure and $nw recovery lines"
+stop_daemon 1
+stop_daemon 2
+compare "server down, caught up"
+check_no_dups "server down"
+
+# ---- 3. kill -9 mid-export; a cursor one slice behind --------------------
+start_daemon 1 web-1 tier=web,dc=a
+"$HOT" 5 >/dev/null 2>&1 &
+HPID=$!
+ch_stop 1			# a backlog builds up
+sleep 3
+ch_start 1 "$WORK/ch1" || fail "server 1 restart"
+sleep 0.3			# catching up
+stop_daemon 1 KILL
+wait "$HPID"; HPID=
+# The crash between an insert and the cursor write: the cursor one slice back.
+prev=$(ls "$WORK/s1/profile" | grep '^seg-' | sort | while read -r n; do
+	v=$(printf '%d' "0x${n:4:16}"); [ "$v" -lt "$(cursor 1)" ] && echo "$v"; done | tail -n 1)
+[ -n "$prev" ] || fail "no slice before the cursor"
+sed -i "s/^start_ns=.*/start_ns=$prev/" "$WORK/s1/fleet.cursor"
+start_daemon 1 web-1 tier=web,dc=a
+start_daemon 2 db-1 tier=db,dc=a
+wait_synced 1
+wait_synced 2
+grep -q 'already on the server' "$WORK/d1.log" ||
+	fail "the slice behind the cursor was not recognized as sent"
+stop_daemon 1
+stop_daemon 2
+compare "kill -9 and a stale cursor"
+check_no_dups "kill -9 and a stale cursor"
+
+# ---- 4. a server that errors, hangs, closes mid-insert --------------------
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$DPID1/status"; }
+samples() { "$NMIPROF" status --socket "$WORK/d1.sock" 2>/dev/null | sed -n 's/^samples: *\([0-9]*\).*/\1/p'; }
+: >"$WORK/fake.req"
+fails0=$(grep -c 'fleet: export to .* fails' "$WORK/d1.log")
+works0=$(grep -c 'fleet: export to .* works again' "$WORK/d1.log")
+TIMEOUT=2 start_daemon 1 web-1 tier=web,dc=a
+wait_synced 1
+"$HOT" 16 >/dev/null 2>&1 &
+HPID=$!
+p=0
+for mode in error hang close; do
+	port=$((FAKE_PORT + p)); p=$((p + 1))
+	python3 "$HERE/fake_ch.py" "$mode" "$port" "$WORK/fake.req" 6 &
+	FPID=$!
+	sleep 0.3
+	conf 1 "http://127.0.0.1:$port/?database=nmiprof"
+	kill -HUP "$DPID1"
+	[ $mode = error ] && { sleep 1; s0=$(samples); r0=$(rss); }
+	sleep 4.5
+	kill -0 "$DPID1" || fail "$mode: the daemon died"
+	wait "$FPID"; FPID=
+done
+s1=$(samples); r1=$(rss)
+req=$(grep -c . "$WORK/fake.req")
+fails=$(( $(grep -c 'fleet: export to .* fails' "$WORK/d1.log") - fails0 ))
+echo "fake servers: $req request(s) in ~15 s of 1 s slices; samples $s0 -> $s1; RSS $r0 -> $r1 kB"
+[ "$fails" = 1 ] || fail "errors, hangs and resets should log one failure line, not $fails"
+[ "$s1" -gt "$s0" ] || fail "sampling stopped while the server failed"
+[ "$req" -ge 3 ] && [ "$req" -le 12 ] || fail "$req requests: no retries, or no backoff"
+for mode in error hang close; do
+	grep -q "^$mode\$" "$WORK/fake.req" || fail "the $mode server was never tried"
+done
+[ $((r1 - r0)) -lt 4096 ] || fail "memory grew by $((r1 - r0)) kB while failing"
+conf 1 "$U1"
+kill -HUP "$DPID1"
+wait "$HPID"; HPID=
+wait_synced 1
+[ $(( $(grep -c 'fleet: export to .* works again' "$WORK/d1.log") - works0 )) = 1 ] ||
+	fail "the recovery from the fake servers was not logged once"
+"$NMIPROF" status --socket "$WORK/d1.sock" >"$WORK/status.txt"
+grep -q '^fleet: *ok to http://127.0.0.1:[0-9]*/ as web-1; .* 0 waiting; lost to retention before sent: 0 slice' \
+	"$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status: fleet line"; }
+stop_daemon 1
+compare "after the failing servers"
+check_no_dups "after the failing servers"
+pass "failing servers: one log line each way, backoff, flat memory, then caught up"
+
+echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
