@@ -11,6 +11,8 @@ PACKAGES=(
 	# build
 	build-essential cmake pkg-config flex bison bc
 	libtraceevent-dev libncurses-dev libzstd-dev libelf-dev zlib1g-dev
+	# unwind tables from .eh_frame/.debug_frame (lib/unwind)
+	libdw-dev
 	# gcc -m32 -static: the 32-bit test program (tests/progs/ia32)
 	gcc-multilib
 	# libperf is built from the kernel tree (tools/lib/perf)
