@@ -20,6 +20,7 @@ void np_backend_opts_init(struct np_backend_opts *o)
 	o->user_stacks = 1;
 	o->pid = -1;
 	o->cpus = NULL;
+	o->ustack_copy = NP_USTACK_COPY_DEFAULT;
 }
 
 int np_backend_check_target(const struct np_backend_opts *o, char *err,
@@ -68,6 +69,11 @@ struct np_backend *np_backend_open(const struct np_backend_opts *o,
 	    o->ustack_depth > NMIPROF_MAX_FRAMES) {
 		snprintf(err, errlen, "stack depth above the maximum of %d frames",
 			 NMIPROF_MAX_FRAMES);
+		return NULL;
+	}
+	if (o->ustack_copy > NP_USTACK_COPY_MAX) {
+		snprintf(err, errlen, "user stack copy of %u bytes above perf's "
+			 "maximum of %d", o->ustack_copy, NP_USTACK_COPY_MAX);
 		return NULL;
 	}
 	if (kind == NP_BACKEND_AUTO)

@@ -34,10 +34,15 @@
 #include "np_backend_impl.h"
 #include "ordered.h"
 #include "np_clock.h"
+#include "np_unwind.h"
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN)
 #define SAMPLE_PAGES	64	/* per CPU; 256 KiB holds ~1 s at 99 Hz x 127 frames */
+/* With user stacks copied: bp, sp, ip (PERF_REG_X86_*) and the stack. */
+#define UNWIND_TYPE	(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define UNWIND_REGS	((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+#define UNWIND_PAGES	512	/* per CPU; 2 MiB: ~2 s at 99 Hz x 8 KiB */
 #define SIDEBAND_PAGES	32
 /* side-band records end with sample_id {pid, tid}, {time} */
 #define SIDEBAND_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
@@ -80,6 +85,7 @@ struct perf_backend {
 	const char *source;
 	int pid;
 	unsigned int kdepth, udepth;
+	struct np_unwinder *uw;	/* user stacks copied and unwound here */
 	uint64_t samples, lost;
 	int flush_all;		/* stopped or target gone: no record is in flight */
 	uint64_t kframes[NMIPROF_MAX_FRAMES], uframes[NMIPROF_MAX_FRAMES];
@@ -304,8 +310,9 @@ static int evl_open(struct evl *e, const struct np_backend_opts *o,
 
 /* ---- record translation ------------------------------------------ */
 
-static int deliver_sideband(struct np_perf_sideband *sb, union perf_event *pe,
-			    uint64_t time, np_event_fn fn, void *arg)
+static int deliver_sideband(struct np_perf_sideband *sb, struct np_unwinder *uw,
+			    union perf_event *pe, uint64_t time, np_event_fn fn,
+			    void *arg)
 {
 	struct np_event ev;
 
@@ -370,7 +377,53 @@ static int deliver_sideband(struct np_perf_sideband *sb, union perf_event *pe,
 	default:
 		return 0;
 	}
+	if (uw)
+		np_unwinder_event(uw, &ev);
 	return fn(&ev, arg);
+}
+
+/*
+ * The user stack of a sample from its REGS_USER and STACK_USER parts
+ * (p..end): walked with the compiled tables into pb->uframes.  A walk
+ * that did not reach the outermost frame ends with a marker frame
+ * naming why (NMIPROF_UW_MARK), so that reports show the cut.
+ */
+static uint16_t unwind_user(struct perf_backend *pb, uint32_t pid,
+			    const uint64_t *p, const uint64_t *end,
+			    uint32_t *flags)
+{
+	struct np_uw_regs regs;
+	uint64_t size, dyn;
+	unsigned int nr = 0;
+	const void *stack;
+	int why;
+
+	if (end - p < 1)
+		return 0;
+	if (*p++ == PERF_SAMPLE_REGS_ABI_NONE)	/* a kernel thread */
+		return 0;
+	if (end - p < 4)
+		return 0;
+	regs.bp = *p++;			/* in PERF_REG_X86_* order */
+	regs.sp = *p++;
+	regs.ip = *p++;
+	size = *p++;
+	if (size % 8 || size / 8 + 1 > (uint64_t)(end - p))
+		return 0;		/* malformed: never read past the record */
+	stack = p;
+	dyn = size ? p[size / 8] : 0;
+	if (dyn > size)
+		dyn = size;
+	why = np_unwinder_walk(pb->uw, pid, &regs, stack, dyn, pb->uframes,
+			       pb->udepth, &nr);
+	if (why == NMIPROF_UW_STOP_DEPTH)
+		*flags |= NMIPROF_RF_USTACK_TRUNC;
+	if (why != NMIPROF_UW_STOP_END && nr) {
+		if (nr == pb->udepth)
+			nr--;
+		pb->uframes[nr++] = NMIPROF_UW_MARK(why);
+	}
+	return nr;
 }
 
 /*
@@ -390,7 +443,7 @@ static int deliver_sample(struct perf_backend *pb, union perf_event *pe,
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_SAMPLE;
-	/* IP, TID, TIME, CPU, CALLCHAIN in PERF_SAMPLE_* bit order */
+	/* IP, TID, TIME, CPU, CALLCHAIN (REGS_USER, STACK_USER) in bit order */
 	if (end - p < 5)
 		return 0;
 	s->ip = *p++;
@@ -420,6 +473,9 @@ static int deliver_sample(struct perf_backend *pb, union perf_event *pe,
 				s->flags |= NMIPROF_RF_USTACK_TRUNC;
 		}
 	}
+	p += nr;
+	if (pb->uw && pb->udepth)
+		nu = unwind_user(pb, s->pid, p, end, &s->flags);
 	if ((pe->header.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 	    PERF_RECORD_MISC_USER)
 		s->flags |= NMIPROF_RF_USER_MODE;
@@ -530,7 +586,8 @@ static int deliver_queued(const struct np_ordered_entry *e, void *arg)
 		*k->lost += pe->lost.lost;
 		return deliver_lost(e->cpu, pe->lost.lost, k->fn, k->arg);
 	default:
-		return deliver_sideband(k->sb, pe, e->time, k->fn, k->arg);
+		return deliver_sideband(k->sb, k->pb ? k->pb->uw : NULL, pe,
+					e->time, k->fn, k->arg);
 	}
 }
 
@@ -654,8 +711,10 @@ void np_perf_sideband_close(struct np_perf_sideband *sb)
 /* ---- backend ops ------------------------------------------------- */
 
 static void sample_attr(struct perf_event_attr *a, const struct np_backend_opts *o,
-			int hw)
+			int hw, int unwind)
 {
+	unsigned int pages = unwind ? UNWIND_PAGES : SAMPLE_PAGES;
+
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
@@ -663,10 +722,16 @@ static void sample_attr(struct perf_event_attr *a, const struct np_backend_opts 
 	a->freq = 1;
 	a->sample_freq = o->freq_hz;
 	a->sample_type = SAMPLE_TYPE;
-	a->exclude_callchain_user = !o->user_stacks;
+	a->exclude_callchain_user = !o->user_stacks || unwind;
+	if (unwind) {
+		a->sample_type |= UNWIND_TYPE;
+		a->sample_regs_user = UNWIND_REGS;
+		a->sample_stack_user = o->ustack_copy;
+	}
 	a->sample_id_all = 1;	/* LOST records get a time too */
 	/* frames + one context marker per context, within perf's 127 */
-	a->sample_max_stack = o->kstack_depth + (o->user_stacks ? o->ustack_depth : 0) + 2;
+	a->sample_max_stack = o->kstack_depth +
+			      (o->user_stacks && !unwind ? o->ustack_depth : 0) + 2;
 	if (a->sample_max_stack > 127)
 		a->sample_max_stack = 127;
 	a->inherit = 1;
@@ -674,7 +739,7 @@ static void sample_attr(struct perf_event_attr *a, const struct np_backend_opts 
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->watermark = 1;
-	a->wakeup_watermark = SAMPLE_PAGES * 4096 / 4;
+	a->wakeup_watermark = pages * 4096 / 4;
 }
 
 static int perf_start(struct np_backend *b)
@@ -731,6 +796,15 @@ static int perf_stats(struct np_backend *b, struct np_backend_stats *st)
 	st->samples = pb->samples;
 	st->lost = pb->lost;
 	st->nr_cpus = pb->evl.nr_cpus;
+	if (pb->uw) {
+		struct np_unwinder_stats us;
+
+		np_unwinder_stats(pb->uw, &us);
+		st->unwind_walks = us.walks;
+		memcpy(st->unwind_stops, us.stops, sizeof(st->unwind_stops));
+		st->unwind_tables = us.tables;
+		st->unwind_table_bytes = us.table_bytes;
+	}
 	return 0;
 }
 
@@ -740,6 +814,7 @@ static void perf_close(struct np_backend *b)
 
 	evl_close(&pb->evl);
 	np_perf_sideband_close(pb->sb);
+	np_unwinder_free(pb->uw);
 	free(pb);
 }
 
@@ -758,7 +833,7 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 {
 	struct perf_backend *pb = calloc(1, sizeof(*pb));
 	struct perf_event_attr attr;
-	int ret;
+	int ret, pages;
 
 	if (!pb) {
 		snprintf(err, errlen, "out of memory");
@@ -774,19 +849,33 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		return NULL;
 	}
 	pb->sb->track_comms = 1;
+	if (o->user_stacks && o->ustack_copy) {
+		struct np_unwinder_opts uo = { .cache_dir = o->unwind_cache };
+
+		if (!uo.cache_dir)
+			uo.cache_dir = getenv("NMIPROF_UNWIND_CACHE");
+		pb->uw = np_unwinder_new(&uo, err, errlen);
+		if (!pb->uw) {
+			np_perf_sideband_close(pb->sb);
+			free(pb);
+			return NULL;
+		}
+	}
 	/* cycles where a PMU exists (NMI-driven); VMs without one: cpu-clock */
-	sample_attr(&attr, o, 1);
+	sample_attr(&attr, o, 1, !!pb->uw);
 	pb->source = "cycles";
-	ret = evl_open(&pb->evl, o, &attr, SAMPLE_PAGES, "cycles", err, errlen);
+	pages = pb->uw ? UNWIND_PAGES : SAMPLE_PAGES;
+	ret = evl_open(&pb->evl, o, &attr, pages, "cycles", err, errlen);
 	if (ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENODEV ||
 	    ret == -EINVAL) {
-		sample_attr(&attr, o, 0);
+		sample_attr(&attr, o, 0, !!pb->uw);
 		pb->source = "cpu-clock";
-		ret = evl_open(&pb->evl, o, &attr, SAMPLE_PAGES, "cpu-clock",
+		ret = evl_open(&pb->evl, o, &attr, pages, "cpu-clock",
 			       err, errlen);
 	}
 	if (ret < 0) {
 		np_perf_sideband_close(pb->sb);
+		np_unwinder_free(pb->uw);
 		free(pb);
 		return NULL;
 	}

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include "np_event.h"
+#include <nmiprof/nmiprof_unwind.h>
 
 enum np_backend_kind {
 	NP_BACKEND_AUTO = 0,	/* kmod if /dev/nmiprof exists, else libperf */
@@ -23,7 +24,18 @@ struct np_backend_opts {
 	int user_stacks;	/* default on */
 	int pid;		/* -1: system wide; else only this process */
 	const char *cpus;	/* NULL: all online; else a list such as "0,2-3" */
+	/*
+	 * libperf: bytes of user stack copied with each sample and unwound
+	 * with compiled CFI tables (lib/unwind); 0 follows frame pointers
+	 * in the kernel instead.  Default NP_USTACK_COPY_DEFAULT.
+	 */
+	uint32_t ustack_copy;
+	const char *unwind_cache;	/* NULL: $NMIPROF_UNWIND_CACHE, else
+					 * /var/cache/nmiprof/unwind; "": none */
 };
+
+#define NP_USTACK_COPY_DEFAULT	8192
+#define NP_USTACK_COPY_MAX	65528	/* perf's limit: u16 record size */
 
 struct np_backend_stats {
 	const char *backend;	/* "kmod" or "libperf" */
@@ -32,6 +44,10 @@ struct np_backend_stats {
 	uint32_t nr_cpus;
 	int nested_nmi_safe;	/* kmod only; -1 when unknown */
 	uint64_t cost_min_ns, cost_avg_ns, cost_max_ns;	/* kmod only */
+	/* user stacks unwound with tables (libperf): why each walk ended */
+	uint64_t unwind_walks;
+	uint64_t unwind_stops[NMIPROF_UW_STOP_NR];
+	uint64_t unwind_tables, unwind_table_bytes;
 };
 
 struct np_backend;

@@ -42,6 +42,7 @@ int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
 	struct np_map m = { .start = start, .end = end, .pgoff = pgoff };
 	size_t i, n = 0;
 	struct np_map *v;
+	int replaced = 0;
 
 	if (!len)
 		return 0;
@@ -65,6 +66,9 @@ int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
 			v[n++] = o;
 			continue;
 		}
+		/* the same addresses now hold other code (dlclose, dlopen) */
+		if (o.dso != m.dso || o.start - o.pgoff != start - pgoff)
+			replaced = 1;
 		if (o.start < start) {		/* head survives */
 			struct np_map h = o;
 
@@ -96,7 +100,7 @@ int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
 	free(pr->maps);
 	pr->maps = v;
 	pr->nr = pr->cap = n;
-	return 0;
+	return replaced;
 }
 
 void np_proc_clear(struct np_proc *pr)

@@ -170,6 +170,7 @@ struct np_procs {
 struct np_proc *np_procs_get(struct np_procs *p, uint32_t pid, int create);
 /* Read /proc/PID/maps once (executable mappings only). */
 void np_proc_load(struct np_procs *p, struct np_proc *pr);
+/* 1 when it replaced other code at the same addresses, 0, or -1 (ENOMEM). */
 int np_proc_add_map(struct np_procs *p, struct np_proc *pr, uint64_t start,
 		    uint64_t len, uint64_t pgoff, const char *filename,
 		    const uint8_t *build_id, int build_id_size);

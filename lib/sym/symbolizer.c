@@ -13,6 +13,7 @@
 #include "symbolizer.h"
 #include "np_symtab.h"
 #include "np_clock.h"
+#include "np_unwind.h"
 
 /*
  * An exited process's maps are kept this long after its EXIT.  Its
@@ -87,7 +88,7 @@ static int ksyms_refresh(struct np_symbolizer *s)
 	return 1;
 }
 
-struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
+static struct np_symbolizer *symbolizer_new(int kernel, char *err, size_t errlen)
 {
 	struct np_symbolizer *s = calloc(1, sizeof(*s));
 
@@ -105,12 +106,24 @@ struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
 	s->procs.dsos = &s->dsos;
 	s->procs.arena = &s->arena;
 	s->procs.proc_root = "/proc";
+	if (!kernel)
+		return s;
 	/* Failure leaves kernel frames as dso+offset, with a warning. */
 	s->mods_hash = modules_hash();
 	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", "/proc/modules",
 		      s->kwarning,
 		      sizeof(s->kwarning));
 	return s;
+}
+
+struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen)
+{
+	return symbolizer_new(1, err, errlen);
+}
+
+struct np_symbolizer *np_symbolizer_new_maps(char *err, size_t errlen)
+{
+	return symbolizer_new(0, err, errlen);
 }
 
 void np_symbolizer_free(struct np_symbolizer *s)
@@ -134,25 +147,35 @@ static struct np_proc *proc_seen(struct np_symbolizer *s, uint32_t pid)
 	return pr;
 }
 
-void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
+const struct np_map *np_symbolizer_map(struct np_symbolizer *s, uint32_t pid,
+				       uint64_t addr)
+{
+	struct np_proc *pr = proc_seen(s, pid);
+
+	return pr ? np_proc_find(pr, addr) : NULL;
+}
+
+int np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 {
 	struct np_proc *pr, *parent;
+	int changed = 0;
 
 	switch (ev->type) {
 	case NP_EV_MMAP:
 		if (!(ev->mmap.prot & 4 /* PROT_EXEC */))
-			return;
+			return 0;
 		pr = proc_seen(s, ev->mmap.pid);
 		if (pr && pr->jit)
 			np_perfmap_recheck(pr->jit);	/* new code: maybe JIT's */
 		if (pr)
-			np_proc_add_map(&s->procs, pr, ev->mmap.start, ev->mmap.len,
-					ev->mmap.pgoff, ev->mmap.filename,
-					ev->mmap.build_id, ev->mmap.build_id_size);
+			changed = np_proc_add_map(&s->procs, pr, ev->mmap.start,
+						  ev->mmap.len, ev->mmap.pgoff,
+						  ev->mmap.filename, ev->mmap.build_id,
+						  ev->mmap.build_id_size) > 0;
 		break;
 	case NP_EV_COMM:
 		if (!ev->comm.exec || ev->comm.pid != ev->comm.tid)
-			return;
+			return 0;
 		/* exec: a new address space whose MMAP2 events follow */
 		pr = np_procs_get(&s->procs, ev->comm.pid, 1);
 		if (pr) {
@@ -163,7 +186,7 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 		break;
 	case NP_EV_FORK:
 		if (ev->task.pid == ev->task.ppid)
-			return;		/* a new thread shares the maps */
+			return 0;		/* a new thread shares the maps */
 		pr = np_procs_get(&s->procs, ev->task.pid, 0);
 		/*
 		 * Events come in time order, but should a FORK ever come after
@@ -172,7 +195,7 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 		 * process exited, inherits.
 		 */
 		if (pr && pr->loaded && !pr->exited)
-			return;
+			return 0;
 		parent = proc_seen(s, ev->task.ppid);
 		pr = np_procs_get(&s->procs, ev->task.pid, 1);
 		if (pr && parent) {
@@ -206,6 +229,7 @@ void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 	default:
 		break;
 	}
+	return changed;
 }
 
 static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
@@ -219,6 +243,11 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 
 	out->dso = "[unknown]";
 	out->offset = addr;
+	if ((out->name = np_uw_mark_name(addr)) != NULL) {
+		out->dso = NP_DSO_UNWIND;	/* where and why a walk stopped */
+		out->offset = 0;
+		return 0;
+	}
 	if (!pr)
 		return 1;
 	m = np_proc_find(pr, addr);

@@ -42,9 +42,20 @@ static inline int np_sym_unmapped(const struct np_sym *s)
 }
 
 struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen);
+/* User mappings only (no kallsyms): what the unwinder keeps per process. */
+struct np_symbolizer *np_symbolizer_new_maps(char *err, size_t errlen);
+/* pid's executable mapping holding addr, or NULL (see np_symtab.h). */
+struct np_map;
+const struct np_map *np_symbolizer_map(struct np_symbolizer *s, uint32_t pid,
+				       uint64_t addr);
 void np_symbolizer_free(struct np_symbolizer *s);
 /* Feed side-band events (MMAP, COMM, FORK, EXIT); samples are ignored. */
-void np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev);
+/*
+ * Returns 1 when a mapping replaced other code at the same addresses:
+ * addresses resolved before may now mean something else, so caches of
+ * resolved stacks must be dropped (np_agg_maps_changed).
+ */
+int np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev);
 /* Strings in *out stay valid until np_symbolizer_free. Returns 0 if named. */
 int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 		 int kernel, struct np_sym *out);

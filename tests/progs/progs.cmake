@@ -59,3 +59,18 @@ foreach(_t test_backend_perf)
     set_tests_properties(${_t} PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 endforeach()
+
+# The table unwinder's workloads: unwind_split without frame pointers
+# (leaf functions included), unwind_qsort with them (libc has none).
+target_compile_options(prog_unwind_split PRIVATE -fomit-frame-pointer
+  -momit-leaf-frame-pointer)
+# unwind_dlopen's two libraries, one source (tests/progs/unwind_dlopen/).
+nmiprof_prog_options(unwind_dlopen LIBS ${CMAKE_DL_LIBS})
+foreach(_l a b)
+  add_library(prog_dlhot_${_l} MODULE ${CMAKE_CURRENT_LIST_DIR}/unwind_dlopen/dlhot.c)
+  set_target_properties(prog_dlhot_${_l} PROPERTIES OUTPUT_NAME dlhot_${_l}
+    LIBRARY_OUTPUT_DIRECTORY ${NMIPROF_PROGS_DIR})
+  target_compile_options(prog_dlhot_${_l} PRIVATE -O2 -fomit-frame-pointer)
+  target_compile_definitions(prog_dlhot_${_l} PRIVATE HOT=hot_in_${_l})
+  add_dependencies(prog_unwind_dlopen prog_dlhot_${_l})
+endforeach()
