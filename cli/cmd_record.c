@@ -84,7 +84,8 @@ static int on_event(const struct np_event *ev, void *arg)
 	case NP_EV_COMM:
 	case NP_EV_FORK:
 	case NP_EV_EXIT:
-		np_symbolizer_event(r->syms, ev);
+		if (np_symbolizer_event(r->syms, ev) > 0)
+			np_agg_maps_changed(r->agg);
 		break;
 	default:
 		break;

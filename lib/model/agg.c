@@ -516,6 +516,13 @@ nomem:
 	return -ENOMEM;
 }
 
+void np_agg_maps_changed(struct np_agg *a)
+{
+	raw_clear(a);
+	memset(a->memo, 0xff, sizeof(a->memo));
+	memset(a->umemo, 0xff, sizeof(a->umemo));
+}
+
 void np_agg_reset(struct np_agg *a)
 {
 	a->nr_ents = 0;

@@ -72,6 +72,11 @@ int np_agg_sample(struct np_agg *a, const struct np_sample *s);
 int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 	       uint32_t stack, uint64_t count);
 void np_agg_lost(struct np_agg *a, uint64_t lost);
+/*
+ * Code at some addresses changed (np_symbolizer_event said so): stacks
+ * resolved so far are not reused for raw stacks seen from now on.
+ */
+void np_agg_maps_changed(struct np_agg *a);
 
 struct np_stacktab *np_agg_stacktab(const struct np_agg *a);
 /* Entries in no particular order; valid until the next add or reset. */
