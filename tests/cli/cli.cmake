@@ -61,3 +61,10 @@ add_test(NAME cli_bench_top_vs_perf COMMAND sh ${NMIPROF_CLI_TESTS}/bench_top.sh
   $<TARGET_FILE:nmiprof>)
 set_tests_properties(cli_bench_top_vs_perf PROPERTIES LABELS bench TIMEOUT 120
   SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+# Whole user stacks without frame pointers (lib/unwind through libperf).
+foreach(_m split qsort python dlopen)
+  add_test(NAME cli_unwind_${_m} COMMAND sh ${NMIPROF_CLI_TESTS}/unwind.sh ${_m}
+    $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR} ${NMIPROF_CLI_WORK}/unwind)
+  set_tests_properties(cli_unwind_${_m} PROPERTIES LABELS cli TIMEOUT 240
+    SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()
