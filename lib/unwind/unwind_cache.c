@@ -2,8 +2,8 @@
 /*
  * Compiled tables on disk, one file per build-id: a restart or a second
  * process of the same binary does not recompile libc.  A file is written
- * whole to a temporary name and renamed, so a reader sees the old file,
- * the new one, or none; what it reads is validated (np_uw_validate, the
+ * whole to a temporary name and renamed (np_write_atomic), so a reader
+ * sees the old file, the new one, or none; what it reads is validated (np_uw_validate, the
  * rows' crc32c, the build-id) and anything wrong is recompiled.
  */
 #include <errno.h>
@@ -16,12 +16,14 @@
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 #include "np_unwind.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
+#include "np_fileio.h"
 
-static int cache_path(char *buf, size_t len, const char *dir,
+/* dir sep <build-id hex>-r<compiler rev>.uw */
+static int cache_path(char *buf, size_t len, const char *dir, const char *sep,
 		      const uint8_t *bid, int n)
 {
-	int o = snprintf(buf, len, "%s/", dir);
+	int o = snprintf(buf, len, "%s%s", dir, sep);
 
 	for (int i = 0; i < n && o < (int)len; i++)
 		o += snprintf(buf + o, len - o, "%02x", bid[i]);
@@ -33,70 +35,40 @@ static int cache_path(char *buf, size_t len, const char *dir,
 struct nmiprof_uw_table *np_uw_cache_read(const char *dir, const uint8_t *bid,
 					  int bid_size, size_t *len)
 {
-	struct nmiprof_uw_table *t = NULL;
+	const size_t max = sizeof(struct nmiprof_uw_table) +
+			   (size_t)NMIPROF_UW_MAX_ROWS * sizeof(struct nmiprof_uw_row);
+	struct nmiprof_uw_table *t;
 	const char *why;
 	char path[4096];
-	struct stat st;
-	int fd;
+	void *buf;
+	size_t n;
 
 	if (!dir || !*dir || bid_size <= 0 ||
-	    cache_path(path, sizeof(path), dir, bid, bid_size) < 0)
+	    cache_path(path, sizeof(path), dir, "/", bid, bid_size) < 0 ||
+	    np_read_file(path, max, &buf, &n) < 0)
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	t = buf;
+	if (np_uw_validate(t, n, &why) < 0 ||
+	    t->crc != np_crc32c(0, t + 1, n - sizeof(*t)) ||
+	    t->build_id_size != bid_size || memcmp(t->build_id, bid, bid_size)) {
+		free(buf);
 		return NULL;
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(*t) ||
-	    st.st_size > (off_t)(sizeof(*t) + (uint64_t)NMIPROF_UW_MAX_ROWS *
-				 sizeof(struct nmiprof_uw_row)))
-		goto bad;
-	t = malloc(st.st_size);
-	if (!t || pread(fd, t, st.st_size, 0) != st.st_size)
-		goto bad;
-	if (np_uw_validate(t, st.st_size, &why) < 0 ||
-	    t->crc != np_crc32c(0, t + 1, st.st_size - sizeof(*t)) ||
-	    t->build_id_size != bid_size || memcmp(t->build_id, bid, bid_size))
-		goto bad;
-	close(fd);
-	*len = st.st_size;
+	}
+	*len = n;
 	return t;
-bad:
-	free(t);
-	close(fd);
-	return NULL;
 }
 
 int np_uw_cache_write(const char *dir, const struct nmiprof_uw_table *t,
 		      size_t len)
 {
-	char path[4096], tmp[4200];
-	const char *p = (const char *)t;
-	size_t done = 0;
-	int fd;
+	char name[128];
 
 	if (!dir || !*dir || !t->build_id_size ||
-	    cache_path(path, sizeof(path), dir, t->build_id, t->build_id_size) < 0)
+	    cache_path(name, sizeof(name), "", "", t->build_id, t->build_id_size) < 0)
 		return -1;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -1;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	while (done < len) {
-		ssize_t n = write(fd, p + done, len - done);
-
-		if (n <= 0) {
-			close(fd);
-			unlink(tmp);
-			return -1;
-		}
-		done += n;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return np_write_atomic(dir, name, t, len) < 0 ? -1 : 0;
 }
 
 /* Executable PT_LOADs: what maps a mapping's file offsets to vaddrs. */

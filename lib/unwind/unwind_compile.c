@@ -18,7 +18,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include "np_unwind.h"
-#include "store_crc32c.h"
+#include "np_crc32c.h"
 
 #define REG_RBP		6
 #define REG_RSP		7
