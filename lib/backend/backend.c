@@ -20,7 +20,7 @@ void np_backend_opts_init(struct np_backend_opts *o)
 	o->user_stacks = 1;
 	o->pid = -1;
 	o->cpus = NULL;
-	o->ustack_copy = NP_USTACK_COPY_DEFAULT;
+	o->ustack_copy = NP_USTACK_COPY_AUTO;
 }
 
 int np_backend_check_target(const struct np_backend_opts *o, char *err,
@@ -71,7 +71,8 @@ struct np_backend *np_backend_open(const struct np_backend_opts *o,
 			 NMIPROF_MAX_FRAMES);
 		return NULL;
 	}
-	if (o->ustack_copy > NP_USTACK_COPY_MAX) {
+	if (o->ustack_copy > NP_USTACK_COPY_MAX &&
+	    o->ustack_copy != NP_USTACK_COPY_AUTO) {
 		snprintf(err, errlen, "user stack copy of %u bytes above perf's "
 			 "maximum of %d", o->ustack_copy, NP_USTACK_COPY_MAX);
 		return NULL;

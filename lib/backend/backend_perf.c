@@ -42,7 +42,13 @@
 /* With user stacks copied: bp, sp, ip (PERF_REG_X86_*) and the stack. */
 #define UNWIND_TYPE	(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 #define UNWIND_REGS	((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
-#define UNWIND_PAGES	512	/* per CPU; 2 MiB: ~2 s at 99 Hz x 8 KiB */
+/*
+ * Stack copies make samples ~8 KiB: the ring is sized for half a second
+ * of them (a drain thread on a loaded machine can be that late), from
+ * 64 pages up to 8 MiB, and halved down to SAMPLE_PAGES while the mmap
+ * is refused (perf_event_mlock_kb limits unprivileged users).
+ */
+#define UNWIND_MAX_PAGES	2048
 #define SIDEBAND_PAGES	32
 /* side-band records end with sample_id {pid, tid}, {time} */
 #define SIDEBAND_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
@@ -65,6 +71,8 @@ struct evl {
 	struct perf_thread_map *threads;
 	int nr_cpus;
 	int time_from_end;	/* u64s from a sample_id's end to its TIME */
+	uint32_t stack_copy;	/* sample_stack_user of the samples, or 0 */
+	uint64_t *scratch;	/* a sample with its stack copy cut to size */
 };
 
 /* Tags of queued records: which list, so which decoder. */
@@ -234,6 +242,7 @@ static void evl_close(struct evl *e)
 	}
 	perf_cpu_map__put(e->cpus);
 	perf_thread_map__put(e->threads);
+	free(e->scratch);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -525,6 +534,33 @@ static int record_time(const struct evl *e, const union perf_event *pe,
 }
 
 /*
+ * A sample ends with its user stack copy, {size, data[size], dyn_size}:
+ * perf always copies size bytes but only the first dyn_size are stack.
+ * Queue the record without the rest (~3/4 of a sample's 8 KiB where
+ * stacks are shallow), so that the queue holds what the rings did.
+ */
+static const void *cut_stack(struct evl *e, const union perf_event *pe)
+{
+	const uint8_t *r = (const void *)pe;
+	uint64_t size = e->stack_copy, dyn, keep;
+	size_t hsize = pe->header.size;
+
+	if (!e->stack_copy || hsize < size + 16 + sizeof(pe->header) ||
+	    *(const uint64_t *)(r + hsize - 16 - size) != size)
+		return pe;	/* no stack (a kernel thread): as it is */
+	dyn = *(const uint64_t *)(r + hsize - 8);
+	keep = dyn < size ? (dyn + 7) & ~7ULL : size;
+	if (keep == size)
+		return pe;
+	memcpy(e->scratch, r, hsize - 8 - size);
+	*(uint64_t *)((uint8_t *)e->scratch + hsize - 16 - size) = keep;
+	memcpy((uint8_t *)e->scratch + hsize - 8 - size, r + hsize - 8 - size, keep);
+	*(uint64_t *)((uint8_t *)e->scratch + hsize - 8 - size + keep) = dyn;
+	((struct perf_event_header *)e->scratch)->size = hsize - size + keep;
+	return e->scratch;
+}
+
+/*
  * Copy every record of every ring of an event list into the ordered
  * queue (until it holds NP_ORDERED_MAX_BYTES: the rest waits in the rings).
  * Records nobody decodes (THROTTLE...) are consumed here.
@@ -553,9 +589,12 @@ static void evl_read(struct evl *e, struct np_perf_sideband *sb, int src)
 			case PERF_RECORD_COMM:
 			case PERF_RECORD_FORK:
 			case PERF_RECORD_EXIT:
-				if (record_time(e, pe, &time) == 0)
-					np_ordered_push(&sb->oe, time, cpu, src, pe,
-						   pe->header.size);
+				if (record_time(e, pe, &time) == 0) {
+					const union perf_event *q = cut_stack(e, pe);
+
+					np_ordered_push(&sb->oe, time, cpu, src, q,
+							q->header.size);
+				}
 				break;
 			default:
 				break;
@@ -710,11 +749,19 @@ void np_perf_sideband_close(struct np_perf_sideband *sb)
 
 /* ---- backend ops ------------------------------------------------- */
 
-static void sample_attr(struct perf_event_attr *a, const struct np_backend_opts *o,
-			int hw, int unwind)
+static unsigned int unwind_pages(const struct np_backend_opts *o)
 {
-	unsigned int pages = unwind ? UNWIND_PAGES : SAMPLE_PAGES;
+	uint64_t bytes = (uint64_t)o->freq_hz * (o->ustack_copy + 256) / 2;
+	unsigned int pages = SAMPLE_PAGES;
 
+	while (pages < UNWIND_MAX_PAGES && (uint64_t)pages * 4096 < bytes)
+		pages *= 2;
+	return pages;
+}
+
+static void sample_attr(struct perf_event_attr *a, const struct np_backend_opts *o,
+			int hw, int unwind, unsigned int pages)
+{
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
@@ -832,8 +879,10 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 					char *err, size_t errlen)
 {
 	struct perf_backend *pb = calloc(1, sizeof(*pb));
+	struct np_backend_opts oa;
 	struct perf_event_attr attr;
-	int ret, pages;
+	unsigned int pages;
+	int ret;
 
 	if (!pb) {
 		snprintf(err, errlen, "out of memory");
@@ -849,6 +898,11 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		return NULL;
 	}
 	pb->sb->track_comms = 1;
+	if (o->ustack_copy == NP_USTACK_COPY_AUTO) {
+		oa = *o;
+		oa.ustack_copy = o->pid >= 0 ? NP_USTACK_COPY_DEFAULT : 0;
+		o = &oa;
+	}
 	if (o->user_stacks && o->ustack_copy) {
 		struct np_unwinder_opts uo = { .cache_dir = o->unwind_cache };
 
@@ -861,17 +915,20 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 			return NULL;
 		}
 	}
-	/* cycles where a PMU exists (NMI-driven); VMs without one: cpu-clock */
-	sample_attr(&attr, o, 1, !!pb->uw);
-	pb->source = "cycles";
-	pages = pb->uw ? UNWIND_PAGES : SAMPLE_PAGES;
-	ret = evl_open(&pb->evl, o, &attr, pages, "cycles", err, errlen);
-	if (ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENODEV ||
-	    ret == -EINVAL) {
-		sample_attr(&attr, o, 0, !!pb->uw);
-		pb->source = "cpu-clock";
-		ret = evl_open(&pb->evl, o, &attr, pages, "cpu-clock",
-			       err, errlen);
+	for (pages = pb->uw ? unwind_pages(o) : SAMPLE_PAGES;; pages /= 2) {
+		/* cycles where a PMU exists (NMI-driven); VMs without: cpu-clock */
+		sample_attr(&attr, o, 1, !!pb->uw, pages);
+		pb->source = "cycles";
+		ret = evl_open(&pb->evl, o, &attr, pages, "cycles", err, errlen);
+		if (ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENODEV ||
+		    ret == -EINVAL) {
+			sample_attr(&attr, o, 0, !!pb->uw, pages);
+			pb->source = "cpu-clock";
+			ret = evl_open(&pb->evl, o, &attr, pages, "cpu-clock",
+				       err, errlen);
+		}
+		if (ret == 0 || pages <= SAMPLE_PAGES)
+			break;
 	}
 	if (ret < 0) {
 		np_perf_sideband_close(pb->sb);
@@ -881,6 +938,10 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 	}
 	/* sample_id of SAMPLE_TYPE: TID, TIME, CPU: one word after TIME */
 	pb->evl.time_from_end = 1;
+	if (pb->uw) {
+		pb->evl.scratch = malloc(1 << 16);	/* a record's most */
+		pb->evl.stack_copy = pb->evl.scratch ? o->ustack_copy : 0;
+	}
 	if (errlen)
 		err[0] = '\0';	/* the cycles attempt may have left a line */
 	return &pb->base;

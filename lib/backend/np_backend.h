@@ -27,7 +27,10 @@ struct np_backend_opts {
 	/*
 	 * libperf: bytes of user stack copied with each sample and unwound
 	 * with compiled CFI tables (lib/unwind); 0 follows frame pointers
-	 * in the kernel instead.  Default NP_USTACK_COPY_DEFAULT.
+	 * in the kernel instead.  NP_USTACK_COPY_AUTO (the default):
+	 * NP_USTACK_COPY_DEFAULT for one process, 0 system wide, where
+	 * ~8 KiB samples from every CPU overflowed the rings of a loaded
+	 * 2-CPU machine at 2 kHz (test_backend_perf).
 	 */
 	uint32_t ustack_copy;
 	const char *unwind_cache;	/* NULL: $NMIPROF_UNWIND_CACHE, else
@@ -35,6 +38,7 @@ struct np_backend_opts {
 };
 
 #define NP_USTACK_COPY_DEFAULT	8192
+#define NP_USTACK_COPY_AUTO	UINT32_MAX
 #define NP_USTACK_COPY_MAX	65528	/* perf's limit: u16 record size */
 
 struct np_backend_stats {

@@ -59,10 +59,12 @@ int np_uw_cache_write(const char *dir, const struct nmiprof_uw_table *t,
 /*
  * Load the object open at fd: its build-id and segments from the ELF,
  * its table from cache_dir when there and valid, else compiled (and
- * written back).  NULL with err filled when it has no usable CFI.
+ * written back) if may_compile, else NULL with *deferred set.  NULL with
+ * err filled when it has no usable CFI.
  */
 struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 				 const char *cache_dir, const char *debug_root,
+				 int may_compile, int *deferred,
 				 char *err, size_t errlen);
 void np_uw_obj_free(struct np_uw_obj *o);
 
@@ -77,7 +79,7 @@ struct np_unwinder_stats {
 	uint64_t walks;
 	uint64_t stops[NMIPROF_UW_STOP_NR];	/* per enum nmiprof_uw_stop */
 	uint64_t tables, table_bytes, objects_without;
-	uint64_t compiled, cache_hits;
+	uint64_t compiled, cache_hits, deferred;
 };
 
 struct np_unwinder;

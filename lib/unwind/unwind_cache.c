@@ -92,6 +92,7 @@ static int load_segs(Elf *elf, struct np_uw_obj *o)
 
 struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 				 const char *cache_dir, const char *debug_root,
+				 int may_compile, int *deferred,
 				 char *err, size_t errlen)
 {
 	struct np_uw_obj *o = calloc(1, sizeof(*o));
@@ -101,6 +102,7 @@ struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 	ssize_t n = 0;
 	Elf *elf;
 
+	*deferred = 0;
 	if (!o) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -122,6 +124,11 @@ struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 	if (o->t) {
 		o->cached = 1;
 		return o;
+	}
+	if (!may_compile) {
+		*deferred = 1;
+		snprintf(err, errlen, "%s: compile deferred", path);
+		goto fail;
 	}
 	o->t = np_uw_compile(fd, path, debug_root, &o->bytes, NULL, err, errlen);
 	if (!o->t)

@@ -11,11 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "np_clock.h"
 #include "np_unwind.h"
 #include "np_symbols.h"
 #include "np_symtab.h"
 
 #define OBJ_BUCKETS	1024
+/*
+ * Compiling a table takes ~0.1-0.5 s per MiB of .eh_frame, in the thread
+ * that drains the rings: at most a fifth of the time goes to it (a burst
+ * of up to 200 ms), or a system-wide start, seeing every binary at once,
+ * would let the rings overflow.  Objects over budget are walked with
+ * frame pointers until their turn comes; cached tables cost no budget.
+ */
+#define COMPILE_SHARE	5
+#define COMPILE_BURST_NS	200000000ULL
 
 /* An object's table, found by what identifies the file. */
 struct obj_entry {
@@ -25,6 +35,7 @@ struct obj_entry {
 	int64_t mtime;
 	off_t size;
 	struct np_uw_obj *obj;		/* NULL: no usable CFI (not retried) */
+	uint64_t retry_ns;		/* compile deferred: not before then */
 };
 
 struct np_unwinder {
@@ -32,6 +43,7 @@ struct np_unwinder {
 	struct obj_entry *objs[OBJ_BUCKETS];
 	char cache_dir[4096], debug_root[4096];
 	struct np_unwinder_stats st;
+	uint64_t budget_ns, budget_at;	/* compile time allowed, as of when */
 	/* the walk's context */
 	uint32_t pid;
 	const uint8_t *stack;
@@ -88,6 +100,8 @@ struct np_unwinder *np_unwinder_new(const struct np_unwinder_opts *o,
 		 o && o->cache_dir ? o->cache_dir : NP_UW_CACHE_DIR);
 	snprintf(u->debug_root, sizeof(u->debug_root), "%s",
 		 o && o->debug_root ? o->debug_root : "/usr/lib/debug");
+	u->budget_ns = COMPILE_BURST_NS;
+	u->budget_at = np_mono_ns();
 	return u;
 }
 
@@ -99,9 +113,11 @@ void np_unwinder_event(struct np_unwinder *u, const struct np_event *ev)
 static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 {
 	const struct np_dso *d = m->dso;
+	struct np_uw_obj *o = NULL;
 	struct obj_entry **pp, *e;
 	char err[256];
-	int fd;
+	int fd, deferred = 0;
+	uint64_t t0;
 
 	if (!d || !d->dev || !d->path)
 		return NULL;
@@ -109,16 +125,21 @@ static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 	for (e = *pp; e; e = e->next)
 		if (e->dev == d->dev && e->ino == d->ino &&
 		    e->mtime == d->mtime && e->size == d->size)
-			return e->obj;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->dev = d->dev;
-	e->ino = d->ino;
-	e->mtime = d->mtime;
-	e->size = d->size;
-	e->next = *pp;
-	*pp = e;
+			break;
+	if (e && (!e->retry_ns || np_mono_ns() < e->retry_ns))
+		return e->obj;
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		e->dev = d->dev;
+		e->ino = d->ino;
+		e->mtime = d->mtime;
+		e->size = d->size;
+		e->next = *pp;
+		*pp = e;
+	}
+	e->retry_ns = 0;
 	fd = open(d->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		char alt[128];
@@ -127,11 +148,30 @@ static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 			 u->pid, m->start, m->end);
 		fd = open(alt, O_RDONLY | O_CLOEXEC);
 	}
+	t0 = np_mono_ns();
+	if (u->budget_at < t0) {
+		u->budget_ns += (t0 - u->budget_at) / COMPILE_SHARE;
+		if (u->budget_ns > COMPILE_BURST_NS)
+			u->budget_ns = COMPILE_BURST_NS;
+		u->budget_at = t0;
+	}
 	if (fd >= 0) {
-		e->obj = np_uw_obj_load(fd, d->path, u->cache_dir, u->debug_root,
-					err, sizeof(err));
+		o = np_uw_obj_load(fd, d->path, u->cache_dir, u->debug_root,
+				   u->budget_ns > 0, &deferred, err, sizeof(err));
 		close(fd);
 	}
+	if (!o && deferred) {
+		/* asked again once the budget has refilled some */
+		u->st.deferred++;
+		e->retry_ns = t0 + COMPILE_BURST_NS / 4 * COMPILE_SHARE;
+		return NULL;
+	}
+	if (o && !o->cached) {
+		uint64_t spent = np_mono_ns() - t0;
+
+		u->budget_ns = spent < u->budget_ns ? u->budget_ns - spent : 0;
+	}
+	e->obj = o;
 	if (e->obj) {
 		u->st.tables++;
 		u->st.table_bytes += e->obj->bytes;

@@ -307,7 +307,7 @@ static void test_compile_and_cache(void)
 	const char *why;
 	size_t len, clen;
 	unsigned int kinds[NMIPROF_UW_NR_KINDS] = { 0 };
-	int fd = open(LIBC, O_RDONLY);
+	int fd = open(LIBC, O_RDONLY), deferred;
 	struct dirent *de;
 	DIR *d;
 
@@ -371,11 +371,13 @@ static void test_compile_and_cache(void)
 		CHECK(np_uw_cache_read(dir, other, 20, &clen) == NULL);
 	}
 	/* the object loader takes the cached table */
-	o = np_uw_obj_load(fd, LIBC, dir, NULL, err, sizeof(err));
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, 1, &deferred, err, sizeof(err));
 	CHECK(o && o->cached && o->bytes == len && o->nr_segs >= 1);
 	np_uw_obj_free(o);
 	unlink(path);
-	o = np_uw_obj_load(fd, LIBC, dir, NULL, err, sizeof(err));
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, 0, &deferred, err, sizeof(err));
+	CHECK(!o && deferred);		/* not cached, and no compiling allowed */
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, 1, &deferred, err, sizeof(err));
 	CHECK(o && !o->cached);
 	np_uw_obj_free(o);
 	CHECK(access(path, F_OK) == 0);		/* written back */
