@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include "np_clock.h"
 #include "np_unwind.h"
-#include "np_symbols.h"
+#include "symbolizer.h"
 #include "np_symtab.h"
 
 #define OBJ_BUCKETS	1024
