@@ -68,3 +68,9 @@ foreach(_m split qsort python dlopen)
   set_tests_properties(cli_unwind_${_m} PROPERTIES LABELS cli TIMEOUT 240
     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+# Benchmark: unwinding against perf -g and perf --call-graph dwarf, and
+# table memory and compile time (prints figures).
+add_test(NAME cli_bench_unwind COMMAND sh ${NMIPROF_CLI_TESTS}/bench_unwind.sh
+  $<TARGET_FILE:nmiprof> $<TARGET_FILE:bench_unwind> ${NMIPROF_CLI_WORK}/bench)
+set_tests_properties(cli_bench_unwind PROPERTIES LABELS bench TIMEOUT 600
+  RUN_SERIAL TRUE)
