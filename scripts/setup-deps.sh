@@ -17,6 +17,8 @@ PACKAGES=(
 	gcc-multilib
 	# libperf is built from the kernel tree (tools/lib/perf)
 	linux-source-6.1 xz-utils zstd
+	# kmod/: the kernel's checkpatch.pl (cmake target checkpatch)
+	linux-source-6.12
 	# the QEMU bench and its guest
 	qemu-system-x86 busybox-static kmod cpio python3
 	# comparisons and interactive tests: perf, top driven through tmux,

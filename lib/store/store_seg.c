@@ -220,7 +220,7 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	const struct np_agg_entry *ents = np_agg_entries(a, &nr_ents);
 	struct np_agg_entry *sorted = NULL;
 	struct seg_maps m = { 0 };
-	struct np_seg_prefix p = {
+	struct np_seg_prefix pre = {
 		.version = NP_SEG_VERSION,
 		.hdr_size = sizeof(struct np_seg_hdr),
 		.start_ns = start_ns,
@@ -355,17 +355,17 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		sorted[i].stack = sorted[i].stack == NP_STACK_EMPTY ? 0 :
 				  m.node[sorted[i].stack];
 	}
-	p.flags = np_seg_put_records(&b, sorted, nr_ents);
+	pre.flags = np_seg_put_records(&b, sorted, nr_ents);
 	if (b.oom)
 		goto out;
-	p.nr_strings = m.nr_strs;
-	p.nr_frames = m.nr_frames;
-	p.nr_nodes = m.nr_nodes;
+	pre.nr_strings = m.nr_strs;
+	pre.nr_frames = m.nr_frames;
+	pre.nr_nodes = m.nr_nodes;
 	/* Only the payload is needed from here: give the maps and orders
 	 * back before zstd and the output buffer add to the peak. */
 	free_maps(&m, &sorted, &lframe_g, &lstr_g, &lnode, &depth);
 
-	seg = np_seg_pack(&b, &p, level, outlen);
+	seg = np_seg_pack(&b, &pre, level, outlen);
 	if (!seg)
 		goto out;
 	np_seg_seal(seg, np_agg_period_ns(a));

@@ -34,6 +34,8 @@
 
 #define NSAMPLES 1000
 
+/* global and not inlined: a frame of the samples, found in our symbol table */
+void test_npd_marker(void);
 __attribute__((noinline)) void test_npd_marker(void)
 {
 	__asm__ volatile("" ::: "memory");

@@ -12,6 +12,8 @@
 
 #include "../unit/check.h"
 
+/* global and not inlined: looked up by its address, found in our symbol table */
+void test_symcache_marker(void);
 __attribute__((noinline)) void test_symcache_marker(void)
 {
 	__asm__ volatile("" ::: "memory");

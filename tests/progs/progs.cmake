@@ -3,6 +3,13 @@
 # reach as NMIPROF_TEST_BINDIR "/progs/<name>".  Add a program by dropping
 # a .c file here; use nmiprof_prog_options() for special flags.
 set(NMIPROF_PROGS_DIR ${CMAKE_CURRENT_BINARY_DIR}/progs)
+
+# What every program here shares.  Their global functions are the
+# symbols tests look for, called from main() only: no header declares
+# them.
+function(nmiprof_prog_common target)
+  target_compile_options(${target} PRIVATE -Wno-missing-prototypes)
+endfunction()
 file(GLOB _nmiprof_progs CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 foreach(_src ${_nmiprof_progs})
   get_filename_component(_name ${_src} NAME_WE)
@@ -17,6 +24,7 @@ foreach(_src ${_nmiprof_progs})
   # Standalone programs define their own feature macros: cancel the
   # project-wide -D_GNU_SOURCE (-U comes later on the command line).
   target_compile_options(prog_${_name} PRIVATE -U_GNU_SOURCE)
+  nmiprof_prog_common(prog_${_name})
 endforeach()
 
 # nmiprof_ia32 (tests/progs/ia32/): a 32-bit static program for the
@@ -37,6 +45,7 @@ if(NMIPROF_HAVE_M32_STATIC)
     -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
     -fno-inline-functions -U_GNU_SOURCE)
   target_link_options(prog_nmiprof_ia32 PRIVATE -m32 -static)
+  nmiprof_prog_common(prog_nmiprof_ia32)
 else()
   message(WARNING "gcc -m32 -static does not link (install gcc-multilib): "
     "no nmiprof_ia32, so the kmod_sample QEMU test will fail")

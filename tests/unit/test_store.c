@@ -30,7 +30,7 @@ static int seg_slice(const char *name, const struct np_seg_info *in, void *arg);
 
 static void rm_rf(const char *path)
 {
-	char cmd[4200];
+	char cmd[4300];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
 	if (system(cmd))
