@@ -173,15 +173,14 @@ static void test_reload_rules(void)
 	CHECK(npd_config_restart_needed(&a, &b) != NULL);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_values),
+	NP_CASE(test_file),
+	NP_CASE(test_reload_rules),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_values();
-	test_file();
-	test_reload_rules();
-	if (failures) {
-		fprintf(stderr, "test_npd_config: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_npd_config: all checks passed\n");
-	return 0;
+	return np_test_main(argc, argv, cases);
 }

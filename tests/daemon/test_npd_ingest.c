@@ -96,7 +96,8 @@ out:
 	return rc;
 }
 
-int main(void)
+/* one daemon, in process: lockups, samples, status, top, errors, the slice */
+static void test_pipeline(void)
 {
 	uint64_t kframes[2] = { 0xffffffff81000100ULL, 0xffffffff81000200ULL };
 	uint64_t uframes[1] = { (uint64_t)(uintptr_t)&test_npd_marker };
@@ -111,8 +112,11 @@ int main(void)
 	struct stat st;
 	uint64_t v;
 
-	if (!body || !mkdtemp(tmp))
-		return 1;
+	if (!body || !mkdtemp(tmp)) {
+		failures++;
+		free(body);
+		return;
+	}
 	np_log_init("test_npd_ingest", NP_LOG_WARN);
 	npd_config_defaults(&d.cfg);
 	snprintf(d.cfg.store_dir, sizeof(d.cfg.store_dir), "%s/store", tmp);
@@ -121,7 +125,8 @@ int main(void)
 	d.sym = np_symbolizer_new(err, sizeof(err));
 	if (!d.sym) {
 		fprintf(stderr, "symbolizer: %s\n", err);
-		return 1;
+		failures++;
+		return;
 	}
 	d.symc = npd_symcache_new(d.sym);
 	d.live = npd_live_new(d.cfg.live_s, npd_symcache_lookup, d.symc);
@@ -140,7 +145,8 @@ int main(void)
 	d.ctl = npd_ctl_server_open(sock, npd_command, &d, err, sizeof(err));
 	if (!d.live || !d.slices || !d.ctl) {
 		fprintf(stderr, "set-up: %s\n", err);
-		return 1;
+		failures++;
+		return;
 	}
 	CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	      (st.st_mode & 0777) == 0660);
@@ -275,10 +281,14 @@ int main(void)
 	np_symbolizer_free(d.sym);
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(body);
-	if (failures) {
-		fprintf(stderr, "test_npd_ingest: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_npd_ingest: all checks passed\n");
-	return 0;
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_pipeline),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
 }

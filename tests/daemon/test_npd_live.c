@@ -602,19 +602,18 @@ static void test_stacks_view(void)
 	npd_live_free(l);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_window_and_filters),
+	NP_CASE(test_ties_and_unnamed),
+	NP_CASE(test_symbol_cache),
+	NP_CASE(test_many_keys),
+	NP_CASE(test_memory_budget),
+	NP_CASE(test_stacks),
+	NP_CASE(test_stacks_view),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_window_and_filters();
-	test_ties_and_unnamed();
-	test_symbol_cache();
-	test_many_keys();
-	test_memory_budget();
-	test_stacks();
-	test_stacks_view();
-	if (failures) {
-		fprintf(stderr, "test_npd_live: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_npd_live: all checks passed\n");
-	return 0;
+	return np_test_main(argc, argv, cases);
 }

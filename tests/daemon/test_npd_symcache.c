@@ -26,7 +26,8 @@ static int same(const struct np_sym *a, const struct np_sym *b)
 	       !strcmp(a->name ? a->name : "", b->name ? b->name : "");
 }
 
-int main(void)
+/* lookups memoized per (pid, address), kernel ones shared, per pid invalidated */
+static void test_memo(void)
 {
 	/* Its exact address: the function is a lone "ret", one byte long. */
 	uint64_t ip = (uint64_t)(uintptr_t)&test_symcache_marker;
@@ -40,13 +41,15 @@ int main(void)
 	int rc1, rc2;
 
 	sym = np_symbolizer_new(err, sizeof(err));
-	if (!sym) {
-		fprintf(stderr, "symbolizer: %s\n", err);
-		return 1;
-	}
+	CHECK(sym != NULL, "symbolizer: %s", err);
+	if (!sym)
+		return;
 	c = npd_symcache_new(sym);
-	if (!c)
-		return 1;
+	CHECK(c != NULL);
+	if (!c) {
+		np_symbolizer_free(sym);
+		return;
+	}
 
 	rc1 = np_symbolize(sym, pid, ip, 0, &direct);
 	rc2 = npd_symcache_lookup(c, pid, ip, 0, &memo);
@@ -73,10 +76,14 @@ int main(void)
 
 	npd_symcache_free(c);
 	np_symbolizer_free(sym);
-	if (failures) {
-		fprintf(stderr, "test_npd_symcache: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_npd_symcache: all checks passed\n");
-	return 0;
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_memo),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
 }

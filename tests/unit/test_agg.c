@@ -486,18 +486,18 @@ static void test_user_part(void)
 	np_agg_free(a);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_basic),
+	NP_CASE(test_frame_memo),
+	NP_CASE(test_user_part),
+	NP_CASE(test_no_cpu_no_symbolizer),
+	NP_CASE(test_cap),
+	NP_CASE(test_unmapped_run),
+	NP_CASE(test_raw_bound),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_basic();
-	test_frame_memo();
-	test_user_part();
-	test_no_cpu_no_symbolizer();
-	test_cap();
-	test_unmapped_run();
-	test_raw_bound();
-	if (failures)
-		fprintf(stderr, "test_agg: %d failures\n", failures);
-	else
-		printf("test_agg: ok\n");
-	return failures != 0;
+	return np_test_main(argc, argv, cases);
 }

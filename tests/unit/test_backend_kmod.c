@@ -278,6 +278,17 @@ static int on_event(const struct np_event *ev, void *arg)
 	return 0;
 }
 
+/* A child that idles until killed. */
+static pid_t spawn_idle_child(void)
+{
+	pid_t child = fork();
+
+	if (child)
+		return child;
+	for (;;)
+		pause();
+}
+
 static void reset_dev(int abi)
 {
 	for (int i = 0; i < NCPU; i++) {
@@ -293,7 +304,42 @@ static void reset_dev(int abi)
 	memset(dev.mapped, 0, sizeof(dev.mapped));
 }
 
-int main(void)
+static void kmod_opts(struct np_backend_opts *o)
+{
+	np_backend_opts_init(o);
+	o->kind = NP_BACKEND_KMOD;
+}
+
+static void test_no_module(void)
+{
+	struct np_backend_opts o;
+	char err[256];
+
+	kmod_opts(&o);
+	reset_dev(0);
+	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
+	printf("no device -> \"%s\"\n", err);
+	CHECK(strstr(err, "load nmiprof.ko") != NULL);
+}
+
+static void test_abi_mismatch(void)
+{
+	struct np_backend_opts o;
+	char err[256];
+
+	kmod_opts(&o);
+	reset_dev(NMIPROF_ABI_VERSION + 1);
+	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
+	printf("ABI mismatch -> \"%s\"\n", err);
+	CHECK(strstr(err, "ABI v2, this program v1") != NULL);
+	CHECK(dev.format_calls == 0);
+}
+
+/*
+ * The real thing, following this process (poll checks that it lives)
+ * and so its child, on CPUs 0-1.
+ */
+static void test_session(void)
 {
 	struct np_backend_opts o;
 	struct np_backend_stats st;
@@ -303,48 +349,22 @@ int main(void)
 	pid_t child;
 	char err[256];
 
-	for (int i = 0; i < NCPU; i++) {
-		dev.ctrl[i] = aligned_alloc(PAGE, PAGE);
-		dev.data[i] = aligned_alloc(PAGE, DATA);
-	}
-	np_backend_opts_init(&o);
-	o.kind = NP_BACKEND_KMOD;
-
-	/* no module */
-	reset_dev(0);
-	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
-	printf("no device -> \"%s\"\n", err);
-	CHECK(strstr(err, "load nmiprof.ko") != NULL);
-
-	/* a module of another ABI */
-	reset_dev(NMIPROF_ABI_VERSION + 1);
-	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
-	printf("ABI mismatch -> \"%s\"\n", err);
-	CHECK(strstr(err, "ABI v2, this program v1") != NULL);
-	CHECK(dev.format_calls == 0);
-
-	/*
-	 * The real thing, following this process (poll checks that it lives)
-	 * and so its child, on CPUs 0-1.
-	 */
+	kmod_opts(&o);
 	reset_dev(NMIPROF_ABI_VERSION);
 	target = getpid();
 	seen.target = target;
-	child = fork();
-	if (!child) {
-		pause();
-		_exit(0);
-	}
+	child = spawn_idle_child();
 	seen.child_pid = child;
 	o.pid = target;
 	o.cpus = "0-1";
 	o.freq_hz = 997;
 	o.ustack_depth = 32;
 	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
 	if (!b) {
-		printf("FAIL: open: %s\n", err);
 		kill(child, SIGKILL);
-		return 1;
+		waitpid(child, NULL, 0);
+		return;
 	}
 	CHECK(!strcmp(np_backend_name(b), "kmod"));
 	CHECK(dev.enospc_sent == 1);
@@ -379,9 +399,21 @@ int main(void)
 	CHECK(st.nested_nmi_safe == 1);
 	np_backend_close(b);
 
-	/* following a process that is gone: poll says so, once */
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+}
+
+/* following a process that is gone: poll says so, once */
+static void test_target_gone(void)
+{
+	struct np_backend_opts o;
+	struct np_backend *b;
+	pid_t child = spawn_idle_child();
+	char err[256];
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	kmod_opts(&o);
 	reset_dev(NMIPROF_ABI_VERSION);
 	o.pid = child;
 	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
@@ -392,10 +424,28 @@ int main(void)
 		CHECK(np_backend_poll(b, 0) == 0);
 		np_backend_close(b);
 	}
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_no_module),
+	NP_CASE(test_abi_mismatch),
+	NP_CASE(test_session),
+	NP_CASE(test_target_gone),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	for (int i = 0; i < NCPU; i++) {
+		dev.ctrl[i] = aligned_alloc(PAGE, PAGE);
+		dev.data[i] = aligned_alloc(PAGE, DATA);
+	}
+	ret = np_test_main(argc, argv, cases);
 	for (int i = 0; i < NCPU; i++) {
 		free(dev.ctrl[i]);
 		free(dev.data[i]);
 	}
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures != 0;
+	return ret;
 }

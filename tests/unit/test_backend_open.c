@@ -45,11 +45,10 @@ static void test_cpulist(void)
 	CHECK(m[0] & 1);
 }
 
-int main(void)
+static void test_refusals(void)
 {
 	struct np_backend_opts o;
 
-	test_cpulist();
 	np_backend_opts_init(&o);
 	CHECK(o.kind == NP_BACKEND_AUTO && o.freq_hz == 99 && o.pid == -1 &&
 	      o.user_stacks && o.kstack_depth == NMIPROF_DEFAULT_FRAMES);
@@ -79,27 +78,41 @@ int main(void)
 	o.kind = NP_BACKEND_PERF;
 	o.pid = 0x3ffffff0;	/* beyond pid_max */
 	refuse(&o, "no process");
-	/* a CPU subset opens just those CPUs (when perf works here) */
+}
+
+/* a CPU subset opens just those CPUs (when perf works here) */
+static void test_cpu_subset(void)
+{
+	struct np_backend_opts o;
+	struct np_backend_stats st;
+	struct np_backend *b;
+	char err[256];
+
 	np_backend_opts_init(&o);
 	o.kind = NP_BACKEND_PERF;
 	o.cpus = "0";
-	{
-		char err[256];
-		struct np_backend *b = np_backend_open(&o, err, sizeof(err));
-		struct np_backend_stats st;
-
-		if (b) {
-			CHECK(np_backend_start(b) == 0);
-			CHECK(np_backend_stop(b) == 0);
-			CHECK(np_backend_stats(b, &st) == 0);
-			CHECK(st.nr_cpus == 1 && !strcmp(st.backend, "libperf"));
-			CHECK(!strcmp(np_backend_name(b), "libperf"));
-			CHECK(err[0] == '\0');
-			np_backend_close(b);
-		} else {
-			printf("note: libperf backend unavailable here: %s\n", err);
-		}
+	b = np_backend_open(&o, err, sizeof(err));
+	if (!b) {
+		printf("note: libperf backend unavailable here: %s\n", err);
+		return;
 	}
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures != 0;
+	CHECK(np_backend_start(b) == 0);
+	CHECK(np_backend_stop(b) == 0);
+	CHECK(np_backend_stats(b, &st) == 0);
+	CHECK(st.nr_cpus == 1 && !strcmp(st.backend, "libperf"));
+	CHECK(!strcmp(np_backend_name(b), "libperf"));
+	CHECK(err[0] == '\0');
+	np_backend_close(b);
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_cpulist),
+	NP_CASE(test_refusals),
+	NP_CASE(test_cpu_subset),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
 }

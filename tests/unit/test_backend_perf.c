@@ -21,6 +21,8 @@
 #include "np_backend.h"
 #include "symbolizer.h"
 
+#include "check.h"
+
 #define HOT NMIPROF_TEST_BINDIR "/progs/hot"
 
 struct tally {
@@ -266,11 +268,30 @@ static int run(int system_wide)
 	return fail;
 }
 
-int main(void)
+/* attached to the pid: symbols from /proc/PID/maps */
+static void test_pid(void)
+{
+	failures += run(0);
+}
+
+/* hot started after the session: symbols from the side-band */
+static void test_system_wide(void)
+{
+	failures += run(1);
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_pid),
+	NP_CASE(test_system_wide),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
 	char why[256];
-	int fail = 0;
 
+	if (argc == 2 && !strcmp(argv[1], "--list"))
+		return np_test_main(argc, argv, cases);
 	if (access(HOT, X_OK)) {
 		printf("FAIL: %s not built\n", HOT);
 		return 1;
@@ -279,8 +300,5 @@ int main(void)
 		printf("SKIP: %s\n", why);
 		return 77;
 	}
-	fail |= run(0);
-	fail |= run(1);
-	printf("%s\n", fail ? "FAIL" : "PASS");
-	return fail;
+	return np_test_main(argc, argv, cases);
 }

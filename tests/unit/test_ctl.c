@@ -390,18 +390,17 @@ static void test_client_bad_peers(void)
 	CHECK(strstr(err, "is nmiprofd running?") != NULL);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_escape_roundtrip),
+	NP_CASE(test_malformed_lines),
+	NP_CASE(test_top_request),
+	NP_CASE(test_client_good),
+	NP_CASE(test_client_bad_peers),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
-	test_escape_roundtrip();
-	test_malformed_lines();
-	test_top_request();
-	test_client_good();
-	test_client_bad_peers();
-	if (failures) {
-		fprintf(stderr, "test_ctl: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_ctl: all checks passed\n");
-	return 0;
+	return np_test_main(argc, argv, cases);
 }

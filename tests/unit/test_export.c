@@ -287,16 +287,15 @@ static void test_svg(void)
 	topview_free(tv);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_pb),
+	NP_CASE(test_folded),
+	NP_CASE(test_pprof),
+	NP_CASE(test_svg),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_pb();
-	test_folded();
-	test_pprof();
-	test_svg();
-	if (failures) {
-		fprintf(stderr, "test_export: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_export: ok\n");
-	return 0;
+	return np_test_main(argc, argv, cases);
 }

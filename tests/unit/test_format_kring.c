@@ -592,13 +592,16 @@ static void test_garbage(void)
 	np_format_free(f);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_abi_records),
+	NP_CASE(test_garbage),
+	NP_CASE(test_ring),
+	NP_CASE(test_new_layout),
+	NP_CASE(test_sample_paths),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_abi_records();
-	test_garbage();
-	test_ring();
-	test_new_layout();
-	test_sample_paths();
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures != 0;
+	return np_test_main(argc, argv, cases);
 }

@@ -11,16 +11,7 @@
 #include <unistd.h>
 #include "np_symtab.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-	}								\
-} while (0)
+#include "check.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -32,7 +23,7 @@ static void write_file(const char *path, const char *text)
 	}
 }
 
-int main(void)
+static void test_module_bounds(void)
 {
 	char dir[] = "/tmp/test_ksyms.XXXXXX", ksyms[64], mods[64];
 	char warning[256] = "";
@@ -42,7 +33,8 @@ int main(void)
 
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
-		return 1;
+		failures++;
+		return;
 	}
 	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", dir);
 	snprintf(mods, sizeof(mods), "%s/modules", dir);
@@ -73,6 +65,14 @@ int main(void)
 	unlink(ksyms);
 	unlink(mods);
 	rmdir(dir);
-	printf("%s\n", failures ? "FAILED" : "ok");
-	return failures ? 1 : 0;
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_module_bounds),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
 }

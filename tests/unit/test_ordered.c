@@ -33,7 +33,7 @@ static void push(struct np_ordered *oe, uint64_t t, uint32_t cpu, int v)
 	CHECK(np_ordered_push(oe, t, cpu, 0, &v, sizeof(v)) == 0);
 }
 
-int main(void)
+static void test_order(void)
 {
 	struct np_ordered oe = { 0 };
 	struct seen s = { 0 };
@@ -62,14 +62,28 @@ int main(void)
 	for (int i = 1; i < s.n; i++)
 		CHECK(s.t[i - 1] <= s.t[i]);
 	CHECK(np_ordered_pending(&oe) == 0 && oe.bytes == 0);
+	np_ordered_free(&oe);
+}
 
-	/* growth past the first allocation, then free with records held */
+/* growth past the first allocation, then free with records held */
+static void test_growth(void)
+{
+	struct np_ordered oe = { 0 };
+
 	for (int i = 0; i < 1000; i++)
 		push(&oe, 1000 - i, i % 2, i);
 	CHECK(np_ordered_pending(&oe) == 1000 && !np_ordered_full(&oe));
 	np_ordered_free(&oe);
 	CHECK(oe.v == NULL && oe.nr == 0);
+}
 
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures != 0;
+static const struct np_test_case cases[] = {
+	NP_CASE(test_order),
+	NP_CASE(test_growth),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
 }

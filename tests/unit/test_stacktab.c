@@ -214,15 +214,15 @@ static void test_trie_model(void)
 	np_stacktab_free(st);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_trie_model),
+	NP_CASE(test_strings),
+	NP_CASE(test_frames_and_stacks),
+	NP_CASE(test_many),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_trie_model();
-	test_strings();
-	test_frames_and_stacks();
-	test_many();
-	if (failures)
-		fprintf(stderr, "test_stacktab: %d failures\n", failures);
-	else
-		printf("test_stacktab: ok\n");
-	return failures != 0;
+	return np_test_main(argc, argv, cases);
 }

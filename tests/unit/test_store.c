@@ -1089,28 +1089,32 @@ static void test_versions(void)
 	np_agg_free(a);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_roundtrip),
+	NP_CASE(test_corruption),
+	NP_CASE(test_file),
+	NP_CASE(test_versions),
+	NP_CASE(test_retention),
+	NP_CASE(test_dict),
+	NP_CASE(test_torn_dict),
+	NP_CASE(test_big_slice),
+	NP_CASE(test_retention_epochs),
+	NP_CASE(test_old_store),
+	NP_CASE(test_crash),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
+	int ret;
+
 	snprintf(base, sizeof(base), "%s/store-test.%d", NMIPROF_TEST_BINDIR,
 		 (int)getpid());
 	mkdir(base, 0755);
-	test_roundtrip();
-	test_corruption();
-	test_file();
-	test_versions();
-	test_retention();
-	test_dict();
-	test_torn_dict();
-	test_big_slice();
-	test_retention_epochs();
-	test_old_store();
-	test_crash();
+	ret = np_test_main(argc, argv, cases);
 	if (!failures)
 		rm_rf(base);
-	if (failures)
-		fprintf(stderr, "test_store: %d failures (data left in %s)\n",
-			failures, base);
 	else
-		printf("test_store: ok\n");
-	return failures != 0;
+		fprintf(stderr, "test_store: data left in %s\n", base);
+	return ret;
 }

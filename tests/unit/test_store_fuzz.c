@@ -48,7 +48,10 @@ static size_t reseal(const struct np_seg_hdr *h0, const uint8_t *raw,
 	return sizeof(h) + c;
 }
 
-static void fuzz_memory(void)
+/* the directory the cases write in, removed when they all pass */
+static char base[4096];
+
+static void test_memory(void)
 {
 	struct np_agg *a = util_agg();
 	struct np_seg_hdr h;
@@ -129,7 +132,7 @@ static void write_file(const char *path, const void *buf, size_t len)
 	close(fd);
 }
 
-static void fuzz_dir(const char *base)
+static void test_dir(void)
 {
 	char dir[4200], p[4400], err[256];
 	struct np_agg *a = util_agg(), *r;
@@ -239,7 +242,7 @@ static void reseal_dict(uint8_t *d, size_t len)
  * Every read must merge whole segments only (the samples merged are the
  * merged segments' samples) and account for all 4.
  */
-static void fuzz_dict(const char *base)
+static void test_dict(void)
 {
 	char dir[4200], p[4400], pristine[4400], err[256];
 	struct np_store_opts so;
@@ -324,21 +327,24 @@ static void fuzz_dict(const char *base)
 	free(d);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_memory),
+	NP_CASE(test_dir),
+	NP_CASE(test_dict),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	char base[4096], cmd[4200];
+	char cmd[4200];
+	int ret;
 
 	snprintf(base, sizeof(base), "%s/fuzz-test.%d", NMIPROF_TEST_BINDIR,
 		 (int)getpid());
-	fuzz_memory();
-	fuzz_dir(base);
-	fuzz_dict(base);
+	ret = np_test_main(argc, argv, cases);
 	if (!failures) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 		CHECK(system(cmd) == 0);
-		printf("test_store_fuzz: ok\n");
-	} else {
-		fprintf(stderr, "test_store_fuzz: %d failures\n", failures);
 	}
-	return failures != 0;
+	return ret || failures;
 }

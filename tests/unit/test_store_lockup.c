@@ -24,7 +24,8 @@ static int collect(const struct np_lockup_rec *r, void *arg)
 	return 0;
 }
 
-int main(void)
+/* written, read back, listed oldest first, damage and garbage skipped */
+static void test_roundtrip(void)
 {
 	uint64_t frames[3] = { 0xffffffff81001010, 0xffffffff81002020,
 			       0xffffffff81003030 };
@@ -35,13 +36,9 @@ int main(void)
 	};
 	struct np_lockup l = { 0 };
 	struct np_lockup_rec *r = NULL;
-	char id1[NP_LOCKUP_ID_LEN], id2[NP_LOCKUP_ID_LEN], err[256], cmd[4200];
+	char id1[NP_LOCKUP_ID_LEN], id2[NP_LOCKUP_ID_LEN], err[256];
 	struct warns w = { 0 };
 	struct seen s = { 0 };
-
-	snprintf(base, sizeof(base), "%s/lockup-test.%d", NMIPROF_TEST_BINDIR,
-		 (int)getpid());
-	mkdir(base, 0755);
 
 	l.time_ns = 123456789;
 	l.stuck_ns = 12000000000ULL;
@@ -131,12 +128,25 @@ int main(void)
 					sizeof(err)) == 0);
 		CHECK(s.n == 1 && w.n == 2);
 	}
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_roundtrip),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	char cmd[4200];
+	int ret;
+
+	snprintf(base, sizeof(base), "%s/lockup-test.%d", NMIPROF_TEST_BINDIR,
+		 (int)getpid());
+	mkdir(base, 0755);
+	ret = np_test_main(argc, argv, cases);
 	if (!failures) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 		CHECK(system(cmd) == 0);
-		printf("test_store_lockup: ok\n");
-	} else {
-		fprintf(stderr, "test_store_lockup: %d failures\n", failures);
 	}
-	return failures != 0;
+	return ret || failures;
 }

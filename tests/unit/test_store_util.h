@@ -13,11 +13,7 @@
 #include "agg.h"
 #include "store.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-	failures++; } } while (0)
+#include "check.h"
 
 static inline uint64_t rng_next(uint64_t *s)
 {

@@ -62,6 +62,7 @@ static int sh(const char *fmt, ...)
 	va_end(ap);
 	if (system(cmd)) {
 		printf("FAIL: %s\n", cmd);
+		failures++;
 		return -1;
 	}
 	return 0;
@@ -90,6 +91,7 @@ static int start(struct child *c, const char *bin)
 	if (fscanf(out, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
 		   &c->alpha, &c->beta, &c->local, &c->libfn) != 4) {
 		printf("FAIL: %s did not report its addresses\n", bin);
+		failures++;
 		fclose(out);
 		return -1;
 	}
@@ -165,9 +167,25 @@ static void replay_maps(struct np_symbolizer *s, pid_t pid, uint32_t fake)
 		fclose(f);
 }
 
+/*
+ * What the cases share, made once by main(): the programs built in dir,
+ * the symbolizer, and a running prog (a) that the cases after "pie"
+ * find through /proc or, replayed, through events.
+ */
+static struct {
+	struct np_symbolizer *s;
+	struct child a;
+	int a_running;
+	char bin[128], sbin[128], dbin[128];
+} fx;
+
+#define FAKE		0x7ffffff0u	/* pids no process has */
+#define FAKE_CHILD	0x7ffffff1u
+
 /* [vdso]: __vdso_clock_gettime in our own process, at base + st_value */
-static void test_vdso(struct np_symbolizer *s)
+static void test_vdso(void)
 {
+	struct np_symbolizer *s = fx.s;
 	uint64_t base = getauxval(AT_SYSINFO_EHDR), addr = 0;
 	Elf *elf;
 	Elf_Scn *scn = NULL;
@@ -203,8 +221,9 @@ static void test_vdso(struct np_symbolizer *s)
 	expect(s, getpid(), addr + 2, "__vdso_clock_gettime", 2, "[vdso]", "vdso");
 }
 
-static void test_kernel(struct np_symbolizer *s)
+static void test_kernel(void)
 {
+	struct np_symbolizer *s = fx.s;
 	char line[512], name[256] = "", n2[256];
 	uint64_t addr = 0, a2;
 	char t;
@@ -236,43 +255,19 @@ static void test_kernel(struct np_symbolizer *s)
 	       sym.name ? sym.name : "?", sym.offset, sym.dso);
 }
 
-int main(void)
+/* PIE + .so, first sight through /proc/PID/maps */
+static void test_pie(void)
 {
-	struct np_symbolizer *s;
-	struct child a, st, del;
-	char err[256], bin[128], sbin[128], dbin[128], mapf[64];
-	const uint32_t fake = 0x7ffffff0, fake_child = 0x7ffffff1;
-	struct np_event ev;
-	struct np_sym sym;
-	FILE *f;
+	CHECK(fx.a_running, "prog did not start");
+	if (fx.a_running)
+		expect_all(fx.s, fx.a.pid, &fx.a, "/prog", "symtab");
+}
 
-	snprintf(dir, sizeof(dir), "/tmp/np-symtest-XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
-	f = fopen((snprintf(bin, sizeof(bin), "%s/prog.c", dir), bin), "w");
-	fputs(prog_c, f);
-	fclose(f);
-	f = fopen((snprintf(bin, sizeof(bin), "%s/lib.c", dir), bin), "w");
-	fputs(lib_c, f);
-	fclose(f);
-	snprintf(bin, sizeof(bin), "%s/prog", dir);
-	snprintf(sbin, sizeof(sbin), "%s/prog_stripped", dir);
-	snprintf(dbin, sizeof(dbin), "%s/prog_deleted", dir);
-	if (sh("cd %s && cc -O1 -fPIC -shared -o libnp.so lib.c", dir) ||
-	    sh("cd %s && cc -O1 -o prog prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) ||
-	    sh("cd %s && cc -O1 -rdynamic -s -o prog_stripped prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) ||
-	    sh("cd %s && cc -O2 -o prog_deleted prog.c -L. -lnp -Wl,-rpath,%s", dir, dir))
-		return 1;
+/* a non-PIE executable: symbols at absolute addresses */
+static void test_nopie(void)
+{
+	struct np_symbolizer *s = fx.s;
 
-	s = np_symbolizer_new(err, sizeof(err));
-	if (!s) {
-		printf("FAIL: %s\n", err);
-		return 1;
-	}
-	/* 1. PIE + .so, first sight through /proc/PID/maps */
-	if (start(&a, bin) == 0)
-		expect_all(s, a.pid, &a, "/prog", "symtab");
-	/* 1b. a non-PIE executable: symbols at absolute addresses */
 	if (sh("cd %s && cc -O1 -no-pie -fno-pie -o prog_nopie prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) == 0) {
 		struct child np;
 		char nbin[128];
@@ -287,66 +282,91 @@ int main(void)
 			stop(&np);
 		}
 	}
-	/* 2. .dynsym only: exported names resolve, the static one does not */
-	if (start(&st, sbin) == 0) {
+}
+
+/* .dynsym only: exported names resolve, the static one does not */
+static void test_dynsym(void)
+{
+	struct np_symbolizer *s = fx.s;
+	struct child st;
+
+	if (start(&st, fx.sbin) == 0) {
 		expect(s, st.pid, st.alpha + 1, "np_alpha", 1, "/prog_stripped", "dynsym");
 		expect(s, st.pid, st.beta, "np_beta", 0, "/prog_stripped", "dynsym");
 		expect(s, st.pid, st.local + 1, NULL, 0, "/prog_stripped", "dynsym-static");
 		expect(s, st.pid, st.libfn, "lib_fn", 0, "/libnp.so", "dynsym");
 		stop(&st);
 	}
-	/* 3. deleted after it started, before we looked */
-	if (start(&del, dbin) == 0) {
-		unlink(dbin);
+}
+
+/* deleted after it started, before we looked */
+static void test_deleted(void)
+{
+	struct np_symbolizer *s = fx.s;
+	struct child del;
+
+	if (start(&del, fx.dbin) == 0) {
+		unlink(fx.dbin);
 		expect_all(s, del.pid, &del, "/prog_deleted", "deleted");
 		stop(&del);
 	}
-	/* 4. maps from events: MMAP, then FORK inherits, exec empties */
-	replay_maps(s, a.pid, fake);
-	expect_all(s, fake, &a, "/prog", "mmap-events");
+}
+
+/* maps from events: MMAP, then FORK inherits, exec empties */
+static void test_events(void)
+{
+	struct np_symbolizer *s = fx.s;
+	struct np_event ev;
+
+	if (!fx.a_running) {
+		CHECK(fx.a_running, "prog did not start");
+		return;
+	}
+	replay_maps(s, fx.a.pid, FAKE);
+	expect_all(s, FAKE, &fx.a, "/prog", "mmap-events");
 	/* maps known, address in none of them: not code */
-	expect(s, fake, 0x1000, NULL, 0, NP_DSO_UNMAPPED, "unmapped");
+	expect(s, FAKE, 0x1000, NULL, 0, NP_DSO_UNMAPPED, "unmapped");
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_FORK;
-	ev.task.pid = ev.task.tid = fake_child;
-	ev.task.ppid = ev.task.ptid = fake;
+	ev.task.pid = ev.task.tid = FAKE_CHILD;
+	ev.task.ppid = ev.task.ptid = FAKE;
 	np_symbolizer_event(s, &ev);
-	expect_all(s, fake_child, &a, "/prog", "fork");
+	expect_all(s, FAKE_CHILD, &fx.a, "/prog", "fork");
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_COMM;
-	ev.comm.pid = ev.comm.tid = fake_child;
+	ev.comm.pid = ev.comm.tid = FAKE_CHILD;
 	ev.comm.exec = 1;
 	strcpy(ev.comm.comm, "other");
 	np_symbolizer_event(s, &ev);
-	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "exec");
+	expect(s, FAKE_CHILD, fx.a.alpha, NULL, 0, "[unknown]", "exec");
 	/* a FORK seen after the child's exec does not bring the parent's maps back */
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_FORK;
-	ev.task.pid = ev.task.tid = fake_child;
-	ev.task.ppid = ev.task.ptid = fake;
+	ev.task.pid = ev.task.tid = FAKE_CHILD;
+	ev.task.ppid = ev.task.ptid = FAKE;
 	np_symbolizer_event(s, &ev);
-	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "late-fork");
+	expect(s, FAKE_CHILD, fx.a.alpha, NULL, 0, "[unknown]", "late-fork");
 	/* once it exited, its pid forked anew inherits again */
 	ev.type = NP_EV_EXIT;
 	np_symbolizer_event(s, &ev);
 	ev.type = NP_EV_FORK;
 	np_symbolizer_event(s, &ev);
-	expect_all(s, fake_child, &a, "/prog", "pid-reuse-fork");
+	expect_all(s, FAKE_CHILD, &fx.a, "/prog", "pid-reuse-fork");
 	/* an exited process resolves for 10 s of event time, then is forgotten */
 	ev.type = NP_EV_EXIT;
 	ev.task.time_ns = 5000000000ULL;
 	np_symbolizer_event(s, &ev);
-	expect_all(s, fake_child, &a, "/prog", "exited");
-	ev.task.pid = ev.task.tid = fake + 99;	/* another exit, 9 s later */
+	expect_all(s, FAKE_CHILD, &fx.a, "/prog", "exited");
+	ev.task.pid = ev.task.tid = FAKE + 99;	/* another exit, 9 s later */
 	ev.task.time_ns = 14000000000ULL;
 	np_symbolizer_event(s, &ev);
-	expect_all(s, fake_child, &a, "/prog", "exited-9s");
+	expect_all(s, FAKE_CHILD, &fx.a, "/prog", "exited-9s");
 	ev.task.time_ns = 16000000000ULL;	/* 11 s after */
 	np_symbolizer_event(s, &ev);
-	expect(s, fake_child, a.alpha, NULL, 0, "[unknown]", "exited-11s");
-	expect_all(s, fake, &a, "/prog", "parent-kept");
+	expect(s, FAKE_CHILD, fx.a.alpha, NULL, 0, "[unknown]", "exited-11s");
+	expect_all(s, FAKE, &fx.a, "/prog", "parent-kept");
 	/*
-	 * 4b. an object only exited processes mapped is freed once they are
+	 * An object only exited processes mapped is freed once they are
 	 * forgotten; what live processes map stays
 	 */
 	if (sh("cd %s && cc -O2 -Wl,--build-id=0x6e6d6970726f66676f6e65 -o prog_gone prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) == 0) {
@@ -357,38 +377,59 @@ int main(void)
 		snprintf(gbin, sizeof(gbin), "%s/prog_gone", dir);
 		if (start(&g, gbin) == 0) {
 			before = np_symbolizer_mem(s);
-			replay_maps(s, g.pid, fake + 7);
-			expect(s, fake + 7, g.alpha + 1, "np_alpha", 1, "/prog_gone", "gone-alive");
+			replay_maps(s, g.pid, FAKE + 7);
+			expect(s, FAKE + 7, g.alpha + 1, "np_alpha", 1, "/prog_gone", "gone-alive");
 			during = np_symbolizer_mem(s);
 			stop(&g);
 			memset(&ev, 0, sizeof(ev));
 			ev.type = NP_EV_EXIT;
-			ev.task.pid = ev.task.tid = fake + 7;
+			ev.task.pid = ev.task.tid = FAKE + 7;
 			ev.task.time_ns = 20000000000ULL;
 			np_symbolizer_event(s, &ev);
-			expect(s, fake + 7, g.alpha + 1, "np_alpha", 1, "/prog_gone", "gone-exited");
-			ev.task.pid = ev.task.tid = fake + 98;	/* 11 s later */
+			expect(s, FAKE + 7, g.alpha + 1, "np_alpha", 1, "/prog_gone", "gone-exited");
+			ev.task.pid = ev.task.tid = FAKE + 98;	/* 11 s later */
 			ev.task.time_ns = 31000000000ULL;
 			np_symbolizer_event(s, &ev);
 			/* its symbols went, its path string stays */
 			CHECK(during > before);
 			CHECK(np_symbolizer_mem(s) <= before + 256);
-			expect_all(s, fake, &a, "/prog", "sweep-kept");
+			expect_all(s, FAKE, &fx.a, "/prog", "sweep-kept");
 		}
 	}
-	/* 5. binary replaced (new inode) and process exited after being seen */
-	if (sh("cp %s %s.new && mv %s.new %s", sbin, bin, bin, bin) == 0) {
-		stop(&a);
-		expect_all(s, a.pid, &a, "/prog", "replaced+exited");
+}
+
+/* binary replaced (new inode) and process exited after being seen */
+static void test_replaced(void)
+{
+	struct np_symbolizer *s = fx.s;
+
+	if (!fx.a_running) {
+		CHECK(fx.a_running, "prog did not start");
+		return;
 	}
-	/* 6. JIT map */
-	snprintf(mapf, sizeof(mapf), "/tmp/perf-%u.map", fake + 5);
+	expect_all(s, fx.a.pid, &fx.a, "/prog", "before-replace");
+	if (sh("cp %s %s.new && mv %s.new %s", fx.sbin, fx.bin, fx.bin, fx.bin) == 0) {
+		stop(&fx.a);
+		fx.a_running = 0;
+		expect_all(s, fx.a.pid, &fx.a, "/prog", "replaced+exited");
+	}
+}
+
+/* JIT map */
+static void test_perf_map(void)
+{
+	struct np_symbolizer *s = fx.s;
+	char mapf[64];
+	struct np_event ev;
+	FILE *f;
+
+	snprintf(mapf, sizeof(mapf), "/tmp/perf-%u.map", FAKE + 5);
 	f = fopen(mapf, "w");
 	fputs("7f0000001000 20 jit_one\n7f0000001020 10 LazyCompile:*two x.js:1\n", f);
 	fclose(f);
-	expect(s, fake + 5, 0x7f0000001005, "jit_one", 5, mapf, "perf-map");
-	expect(s, fake + 5, 0x7f0000001025, "LazyCompile:*two x.js:1", 5, mapf, "perf-map");
-	expect(s, fake + 5, 0x7f0000002000, NULL, 0, "[unknown]", "perf-map-miss");
+	expect(s, FAKE + 5, 0x7f0000001005, "jit_one", 5, mapf, "perf-map");
+	expect(s, FAKE + 5, 0x7f0000001025, "LazyCompile:*two x.js:1", 5, mapf, "perf-map");
+	expect(s, FAKE + 5, 0x7f0000002000, NULL, 0, "[unknown]", "perf-map-miss");
 	f = fopen(mapf, "a");	/* the JIT keeps appending */
 	fputs("7f0000003000 100 jit_three\n", f);
 	fclose(f);
@@ -398,28 +439,81 @@ int main(void)
 	 */
 	memset(&ev, 0, sizeof(ev));
 	ev.type = NP_EV_MMAP;
-	ev.mmap.pid = ev.mmap.tid = fake + 5;
+	ev.mmap.pid = ev.mmap.tid = FAKE + 5;
 	ev.mmap.start = 0x7f0000003000;
 	ev.mmap.len = 0x1000;
 	ev.mmap.prot = 5;	/* PROT_READ | PROT_EXEC */
 	ev.mmap.filename = "//anon";
 	np_symbolizer_event(s, &ev);
-	expect(s, fake + 5, 0x7f0000003010, "jit_three", 0x10, mapf, "perf-map-append");
+	expect(s, FAKE + 5, 0x7f0000003010, "jit_three", 0x10, mapf, "perf-map-append");
 	/* ... or a second later without one */
 	f = fopen(mapf, "a");
 	fputs("7f0000005000 100 jit_four\n", f);
 	fclose(f);
 	usleep(1100 * 1000);
-	expect(s, fake + 5, 0x7f0000005010, "jit_four", 0x10, mapf, "perf-map-later");
+	expect(s, FAKE + 5, 0x7f0000005010, "jit_four", 0x10, mapf, "perf-map-later");
 	unlink(mapf);
-	/* 7. nothing known: never dropped */
-	CHECK(np_symbolize(s, fake + 6, 0x1234, 0, &sym) != 0);
+}
+
+/* nothing known: never dropped */
+static void test_unknown(void)
+{
+	struct np_symbolizer *s = fx.s;
+	struct np_sym sym;
+
+	CHECK(np_symbolize(s, FAKE + 6, 0x1234, 0, &sym) != 0);
 	CHECK(sym.dso && !strcmp(sym.dso, "[unknown]") && !sym.name && sym.offset == 0x1234);
-	/* 8. vDSO, 9. kernel */
-	test_vdso(s);
-	test_kernel(s);
-	np_symbolizer_free(s);
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_pie),
+	NP_CASE(test_nopie),
+	NP_CASE(test_dynsym),
+	NP_CASE(test_deleted),
+	NP_CASE(test_events),
+	NP_CASE(test_replaced),
+	NP_CASE(test_perf_map),
+	NP_CASE(test_unknown),
+	NP_CASE(test_vdso),
+	NP_CASE(test_kernel),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	char err[256], src[128];
+	FILE *f;
+	int ret;
+
+	if (argc == 2 && !strcmp(argv[1], "--list"))
+		return np_test_main(argc, argv, cases);
+	snprintf(dir, sizeof(dir), "/tmp/np-symtest-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	f = fopen((snprintf(src, sizeof(src), "%s/prog.c", dir), src), "w");
+	fputs(prog_c, f);
+	fclose(f);
+	f = fopen((snprintf(src, sizeof(src), "%s/lib.c", dir), src), "w");
+	fputs(lib_c, f);
+	fclose(f);
+	snprintf(fx.bin, sizeof(fx.bin), "%s/prog", dir);
+	snprintf(fx.sbin, sizeof(fx.sbin), "%s/prog_stripped", dir);
+	snprintf(fx.dbin, sizeof(fx.dbin), "%s/prog_deleted", dir);
+	if (sh("cd %s && cc -O1 -fPIC -shared -o libnp.so lib.c", dir) ||
+	    sh("cd %s && cc -O1 -o prog prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) ||
+	    sh("cd %s && cc -O1 -rdynamic -s -o prog_stripped prog.c -L. -lnp -Wl,-rpath,%s", dir, dir) ||
+	    sh("cd %s && cc -O2 -o prog_deleted prog.c -L. -lnp -Wl,-rpath,%s", dir, dir))
+		return 1;
+	fx.s = np_symbolizer_new(err, sizeof(err));
+	if (!fx.s) {
+		printf("FAIL: %s\n", err);
+		return 1;
+	}
+	fx.a_running = start(&fx.a, fx.bin) == 0;
+	ret = np_test_main(argc, argv, cases);
+	if (fx.a_running)
+		stop(&fx.a);
+	np_symbolizer_free(fx.s);
 	sh("rm -rf %s", dir);
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures != 0;
+	return ret;
 }

@@ -252,18 +252,17 @@ static void test_foreach(void)
 	topview_free(tv);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_self_children),
+	NP_CASE(test_sort),
+	NP_CASE(test_filters),
+	NP_CASE(test_decay_zero),
+	NP_CASE(test_callgraph),
+	NP_CASE(test_foreach),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_self_children();
-	test_sort();
-	test_filters();
-	test_decay_zero();
-	test_callgraph();
-	test_foreach();
-	if (failures) {
-		fprintf(stderr, "test_topview: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_topview: ok\n");
-	return 0;
+	return np_test_main(argc, argv, cases);
 }
