@@ -62,10 +62,17 @@ int np_kring_drain(struct np_kring *r, struct np_format *fmt,
 	while (tail != head) {
 		uint64_t off = tail & (r->size - 1);
 		const struct nmiprof_rec_header *h = (const void *)(r->data + off);
-		uint32_t rsize = h->common_size;
 		unsigned long unknown = np_format_unknown(fmt);
+		uint32_t rsize;
 		int ret;
 
+		/* records are 8-byte aligned: a tail that is not was corrupted */
+		if (off % 8) {
+			r->corrupt++;
+			tail = head;
+			break;
+		}
+		rsize = h->common_size;
 		if (rsize < sizeof(*h) || rsize % 8 || rsize > r->size - off ||
 		    rsize > head - tail) {
 			/* No way to find the next record: drop the rest. */

@@ -63,7 +63,10 @@ int np_ordered_flush(struct np_ordered *oe, uint64_t horizon, np_ordered_fn fn, 
 {
 	int n = 0, stop = 0;
 
-	qsort(oe->v + oe->head, oe->nr - oe->head, sizeof(*oe->v), cmp_entry);
+	/* qsort() must not be given NULL, which oe->v is until a push */
+	if (oe->head < oe->nr)
+		qsort(oe->v + oe->head, oe->nr - oe->head, sizeof(*oe->v),
+		      cmp_entry);
 	while (!stop && oe->head < oe->nr && oe->v[oe->head].time <= horizon) {
 		struct np_ordered_entry *e = &oe->v[oe->head++];
 

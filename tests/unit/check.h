@@ -51,9 +51,22 @@ static inline void np_check_note(const char *fmt, ...)
 struct np_test_case {
 	const char *name;
 	void (*run)(void);
+	int slow;		/* not run whole under the sanitizers */
 };
 
-#define NP_CASE(fn)	{ #fn, fn }
+#define NP_CASE(fn)		{ #fn, fn, 0 }
+/*
+ * A case that takes a minute under ASan (large synthetic stores): the
+ * sanitizer build runs it only when it is named, which keeps the suite's
+ * sanitizer phase short; the plain build always runs it.
+ */
+#define NP_CASE_SLOW(fn)	{ #fn, fn, 1 }
+
+#ifdef __SANITIZE_ADDRESS__
+#define NP_TEST_SANITIZED	1
+#else
+#define NP_TEST_SANITIZED	0
+#endif
 
 static inline const char *np_case_name(const struct np_test_case *c)
 {
@@ -101,6 +114,11 @@ static inline int np_test_main(int argc, char **argv,
 			want = np_case_is(c, argv[i]);
 		if (!want)
 			continue;
+		if (c->slow && NP_TEST_SANITIZED && argc < 2) {
+			printf("skip %s: %s (slow under the sanitizers: name it to run it)\n",
+			       prog, np_case_name(c));
+			continue;
+		}
 		c->run();
 		ran++;
 		printf("%s %s: %s\n", failures == before ? "ok" : "FAIL", prog,

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "np_backend.h"
@@ -278,15 +279,51 @@ static int on_event(const struct np_event *ev, void *arg)
 	return 0;
 }
 
-/* A child that idles until killed. */
+/*
+ * A child that idles until killed.  PR_SET_PDEATHSIG kills it with its
+ * parent too: a parent that aborts must not leave it holding ctest's
+ * output pipe, or ctest waits for the test's timeout.
+ */
 static pid_t spawn_idle_child(void)
 {
+	pid_t parent = getpid();
 	pid_t child = fork();
 
 	if (child)
 		return child;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(1);	/* the parent is already gone */
 	for (;;)
 		pause();
+}
+
+/* The idle child dies with a parent that is killed: its pipe end closes. */
+static void test_child_dies_with_parent(void)
+{
+	struct pollfd p;
+	pid_t mid, idle = 0;
+	int fds[2];
+	char c;
+
+	CHECK(pipe(fds) == 0);
+	mid = fork();
+	if (!mid) {
+		close(fds[0]);
+		idle = spawn_idle_child();	/* holds fds[1] as well */
+		if (write(fds[1], &idle, sizeof(idle)) != sizeof(idle))
+			_exit(1);
+		raise(SIGKILL);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &idle, sizeof(idle)) == sizeof(idle));
+	waitpid(mid, NULL, 0);
+	p.fd = fds[0];
+	p.events = POLLIN;
+	/* EOF once the last holder of the write end, the idle child, is gone */
+	CHECK(poll(&p, 1, 5000) == 1 && read(fds[0], &c, 1) == 0);
+	if (idle > 0)
+		kill(idle, SIGKILL);	/* when the check failed */
+	close(fds[0]);
 }
 
 static void reset_dev(int abi)
@@ -427,6 +464,7 @@ static void test_target_gone(void)
 }
 
 static const struct np_test_case cases[] = {
+	NP_CASE(test_child_dies_with_parent),
 	NP_CASE(test_no_module),
 	NP_CASE(test_abi_mismatch),
 	NP_CASE(test_session),

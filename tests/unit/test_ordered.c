@@ -33,6 +33,17 @@ static void push(struct np_ordered *oe, uint64_t t, uint32_t cpu, int v)
 	CHECK(np_ordered_push(oe, t, cpu, 0, &v, sizeof(v)) == 0);
 }
 
+/* nothing pushed yet: no records, and no qsort() of NULL */
+static void test_empty(void)
+{
+	struct np_ordered oe = { 0 };
+	struct seen s = { 0 };
+
+	CHECK(np_ordered_flush(&oe, UINT64_MAX, collect, &s) == 0 && s.n == 0);
+	CHECK(np_ordered_pending(&oe) == 0);
+	np_ordered_free(&oe);
+}
+
 static void test_order(void)
 {
 	struct np_ordered oe = { 0 };
@@ -78,6 +89,7 @@ static void test_growth(void)
 }
 
 static const struct np_test_case cases[] = {
+	NP_CASE(test_empty),
 	NP_CASE(test_order),
 	NP_CASE(test_growth),
 	{ 0 }

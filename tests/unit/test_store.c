@@ -1097,10 +1097,10 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_retention),
 	NP_CASE(test_dict),
 	NP_CASE(test_torn_dict),
-	NP_CASE(test_big_slice),
+	NP_CASE_SLOW(test_big_slice),
 	NP_CASE(test_retention_epochs),
 	NP_CASE(test_old_store),
-	NP_CASE(test_crash),
+	NP_CASE_SLOW(test_crash),
 	{ 0 }
 };
 
