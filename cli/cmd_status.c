@@ -88,10 +88,12 @@ static void module_status(void)
 	memset(&hello, 0, sizeof(hello));
 	hello.magic = NMIPROF_MAGIC;
 	hello.abi_version = NMIPROF_ABI_VERSION;
+	hello.abi_minor = NMIPROF_ABI_MINOR;
 	if (ioctl(fd, NMIPROF_IOC_HELLO, &hello)) {
-		printf("device:   %s: hello: %s (module ABI %u, ours %u)\n",
+		printf("device:   %s: hello: %s (module ABI %u.%u, ours %u.%u)\n",
 		       NMIPROF_DEVICE, strerror(errno), hello.abi_version,
-		       (unsigned int)NMIPROF_ABI_VERSION);
+		       hello.abi_minor, (unsigned int)NMIPROF_ABI_VERSION,
+		       (unsigned int)NMIPROF_ABI_MINOR);
 		close(fd);
 		return;
 	}

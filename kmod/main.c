@@ -87,11 +87,13 @@ static long np_ioc_hello(struct np_file *f, void __user *arg)
 
 	if (copy_from_user(&h, arg, sizeof(h)))
 		return -EFAULT;
+	/* any minor: the caller reads records by their format text */
 	match = h.magic == NMIPROF_MAGIC &&
 		h.abi_version == NMIPROF_ABI_VERSION;
 	memset(&h, 0, sizeof(h));
 	h.magic = NMIPROF_MAGIC;
 	h.abi_version = NMIPROF_ABI_VERSION;
+	h.abi_minor = NMIPROF_ABI_MINOR;
 	h.nr_cpu_ids = nr_cpu_ids;
 	h.page_size = PAGE_SIZE;
 	h.ring_data_size = np_ring_data_size();

@@ -8,8 +8,24 @@
  * ftrace-style format text (NMIPROF_IOC_GET_FORMAT), which the daemon
  * parses with libtraceevent; field names below match those descriptions.
  *
- * Changing a layout: append fields only, bump NMIPROF_ABI_VERSION when an
- * existing offset moves.
+ * Versions.  NMIPROF_ABI_VERSION, the major, covers what both sides
+ * compile in: the record header, the ring control page and the ioctl
+ * structures.  It changes only when one of those changes incompatibly,
+ * and HELLO refuses a peer of another major.  NMIPROF_ABI_MINOR counts
+ * compatible changes, and HELLO accepts a peer of any minor:
+ *   - a record's fields added, moved or resized: the daemon finds every
+ *     field by name in the format text, so it decodes any minor's
+ *     records, and a field it needs and does not find is a clear error;
+ *   - a field taken from a __reserved area, where zero means "as
+ *     before" (an older peer leaves it zero);
+ *   - a new ioctl or record type (unknown ones are refused or skipped).
+ * Each side learns the other's minor from HELLO and uses what minor N
+ * added only with a peer of minor N or later.
+ *
+ * Why not one version that must match: nmiprof.ko and nmiprofd come in
+ * two packages (nmiprof-dkms, nmiprof), and a loaded module outlives an
+ * upgrade of the daemon until it is reloaded.  Accepting other minors is
+ * what keeps such a pair working, and what the format text is for.
  */
 #ifndef _UAPI_NMIPROF_ABI_H
 #define _UAPI_NMIPROF_ABI_H
@@ -23,7 +39,8 @@
 #endif
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
-#define NMIPROF_ABI_VERSION	1
+#define NMIPROF_ABI_VERSION	1	/* major: must match */
+#define NMIPROF_ABI_MINOR	1	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -181,15 +198,19 @@ enum nmiprof_map_kind {
 
 #define NMIPROF_IOC_MAGIC	'N'
 
-/* Checked first: a daemon built for another ABI gets -EPROTO. */
+/*
+ * Checked first: a caller of another major gets -EPROTO, with the
+ * module's versions filled in; any minor is accepted.
+ */
 struct nmiprof_hello {
 	__u32 magic;		/* in: NMIPROF_MAGIC */
-	__u32 abi_version;	/* in: caller's; out: module's */
+	__u32 abi_version;	/* in: caller's major; out: module's */
 	__u32 nr_cpu_ids;	/* out */
 	__u32 page_size;	/* out */
 	__u64 ring_data_size;	/* out: per-CPU data bytes */
 	__u32 nested_nmi_safe;	/* out: repeat_nmi/end_repeat_nmi found */
-	__u32 __reserved[7];
+	__u32 abi_minor;	/* in: caller's minor; out: module's (0: 1.0) */
+	__u32 __reserved[6];
 };
 
 enum nmiprof_source {

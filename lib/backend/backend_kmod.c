@@ -73,6 +73,8 @@ static int hello(struct kmod_backend *kb, char *err, size_t errlen)
 	memset(h, 0, sizeof(*h));
 	h->magic = NMIPROF_MAGIC;
 	h->abi_version = NMIPROF_ABI_VERSION;
+	h->abi_minor = NMIPROF_ABI_MINOR;
+	/* any minor will do: records are decoded by their format text */
 	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_HELLO, h) < 0) {
 		if ((errno == EPROTO || errno == ENOTTY) &&
 		    h->abi_version != NMIPROF_ABI_VERSION)

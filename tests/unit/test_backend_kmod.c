@@ -30,8 +30,33 @@
 #define DATA	(64 * 1024)
 #define FD	42
 
+/*
+ * The sample of a later minor (the ABI header's rules): a field inserted
+ * after ip moves everything behind it; only the format text says so.
+ */
+struct moved_sample {
+	struct nmiprof_rec_header hdr;
+	__u64 seq;
+	__u64 time_ns;
+	__u64 ip;
+	__u64 cgroup_id;
+	__u32 cpu;
+	__u32 pid;
+	__u32 tid;
+	__u16 nr_kframes;
+	__u16 nr_uframes;
+	char comm[NMIPROF_COMM_LEN];
+	__u32 kstack;
+	__u32 ustack;
+	__u32 uregs;
+	__u32 ustack_raw;
+};
+
 static struct {
 	int abi;		/* ABI the fake module speaks */
+	uint32_t minor;		/* its minor */
+	int moved;		/* its samples are struct moved_sample */
+	uint32_t caller_minor;	/* what HELLO was told */
 	int hello_ok, started, stopped, format_calls, enospc_sent;
 	struct nmiprof_config cfg;
 	struct nmiprof_ring_ctrl *ctrl[NCPU];
@@ -63,21 +88,27 @@ static int format_text(uint32_t type, char *buf, size_t len)
 	FLD(nmiprof_rec_header, "unsigned short", common_flags);
 	FLD(nmiprof_rec_header, "unsigned int", common_size);
 	n += snprintf(buf + n, len - n, "\n");
-	if (type == NMIPROF_REC_SAMPLE) {
-		FLD(nmiprof_sample, "u64", seq);
-		FLD(nmiprof_sample, "u64", time_ns);
-		FLD(nmiprof_sample, "u64", ip);
-		FLD(nmiprof_sample, "u32", cpu);
-		FLD(nmiprof_sample, "u32", pid);
-		FLD(nmiprof_sample, "u32", tid);
-		FLD(nmiprof_sample, "u16", nr_kframes);
-		FLD(nmiprof_sample, "u16", nr_uframes);
-		n += snprintf(buf + n, len - n, "\tfield:char comm[16];\toffset:%zu;\tsize:16;\tsigned:0;\n",
-			      offsetof(struct nmiprof_sample, comm));
-		LOC(nmiprof_sample, "u64", kstack);
-		LOC(nmiprof_sample, "u64", ustack);
-		LOC(nmiprof_sample, "u64", uregs);
-		LOC(nmiprof_sample, "u8", ustack_raw);
+#define SAMPLE_FIELDS(st) do {						\
+		FLD(st, "u64", seq);						\
+		FLD(st, "u64", time_ns);					\
+		FLD(st, "u64", ip);						\
+		FLD(st, "u32", cpu);						\
+		FLD(st, "u32", pid);						\
+		FLD(st, "u32", tid);						\
+		FLD(st, "u16", nr_kframes);					\
+		FLD(st, "u16", nr_uframes);					\
+		n += snprintf(buf + n, len - n, "\tfield:char comm[16];\toffset:%zu;\tsize:16;\tsigned:0;\n", \
+			      offsetof(struct st, comm));			\
+		LOC(st, "u64", kstack);						\
+		LOC(st, "u64", ustack);						\
+		LOC(st, "u64", uregs);						\
+		LOC(st, "u8", ustack_raw);					\
+	} while (0)
+	if (type == NMIPROF_REC_SAMPLE && dev.moved) {
+		SAMPLE_FIELDS(moved_sample);
+		FLD(moved_sample, "u64", cgroup_id);
+	} else if (type == NMIPROF_REC_SAMPLE) {
+		SAMPLE_FIELDS(nmiprof_sample);
 	} else {
 		FLD(nmiprof_lost, "u64", seq);
 		FLD(nmiprof_lost, "u64", time_ns);
@@ -93,11 +124,14 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 	CHECK(fd == FD);
 	if (req == NMIPROF_IOC_HELLO) {
 		struct nmiprof_hello *h = arg;
+		/* as kmod/main.c: the major must match, any minor will do */
 		int match = h->magic == NMIPROF_MAGIC && h->abi_version == (uint32_t)dev.abi;
 
+		dev.caller_minor = h->abi_minor;
 		memset(h, 0, sizeof(*h));
 		h->magic = NMIPROF_MAGIC;
 		h->abi_version = dev.abi;
+		h->abi_minor = dev.minor;
 		h->nr_cpu_ids = NCPU;
 		h->page_size = PAGE;
 		h->ring_data_size = DATA;
@@ -237,6 +271,32 @@ static void produce_sample(int cpu, uint32_t pid, uint64_t ip)
 	__atomic_store_n(&c->head, c->head + s->hdr.common_size, __ATOMIC_RELEASE);
 }
 
+/* produce_sample() in a later minor's layout */
+static void produce_moved_sample(int cpu, uint32_t pid, uint64_t ip)
+{
+	struct nmiprof_ring_ctrl *c = dev.ctrl[cpu];
+	uint8_t *rec = dev.data[cpu] + (c->head & (DATA - 1));
+	struct moved_sample *s = (void *)rec;
+	uint64_t frames[3] = { ip, ip + 0x100, 0x401000 };
+	uint32_t fixed = sizeof(*s);
+
+	memset(s, 0, sizeof(*s));
+	s->hdr.common_type = NMIPROF_REC_SAMPLE;
+	s->hdr.common_flags = NMIPROF_RF_IN_NMI;
+	s->hdr.common_size = fixed + sizeof(frames);
+	s->cgroup_id = 0xdeadbeef;
+	s->cpu = cpu;
+	s->pid = s->tid = pid;
+	s->ip = ip;
+	s->nr_kframes = 2;
+	s->nr_uframes = 1;
+	strcpy(s->comm, "worker");
+	s->kstack = NMIPROF_LOC(fixed, 16);
+	s->ustack = NMIPROF_LOC(fixed + 16, 8);
+	memcpy(rec + fixed, frames, sizeof(frames));
+	__atomic_store_n(&c->head, c->head + s->hdr.common_size, __ATOMIC_RELEASE);
+}
+
 static void produce_lost(int cpu, uint64_t n)
 {
 	struct nmiprof_ring_ctrl *c = dev.ctrl[cpu];
@@ -263,7 +323,9 @@ static int on_event(const struct np_event *ev, void *arg)
 
 	if (ev->type == NP_EV_SAMPLE) {
 		s->samples++;
-		s->cpus |= 1u << ev->sample.cpu;
+		CHECK(ev->sample.cpu < NCPU);
+		if (ev->sample.cpu < NCPU)
+			s->cpus |= 1u << ev->sample.cpu;
 		if (ev->sample.pid == s->child_pid)
 			s->child++;
 		else if (ev->sample.pid != s->target)
@@ -337,6 +399,9 @@ static void reset_dev(int abi)
 		dev.ctrl[i]->data_size = DATA;
 	}
 	dev.abi = abi;
+	dev.minor = NMIPROF_ABI_MINOR;
+	dev.moved = 0;
+	dev.caller_minor = 0;
 	dev.hello_ok = dev.started = dev.stopped = dev.format_calls = dev.enospc_sent = 0;
 	memset(dev.mapped, 0, sizeof(dev.mapped));
 }
@@ -370,6 +435,37 @@ static void test_abi_mismatch(void)
 	printf("ABI mismatch -> \"%s\"\n", err);
 	CHECK(strstr(err, "ABI v2, this program v1") != NULL);
 	CHECK(dev.format_calls == 0);
+}
+
+/*
+ * A module of the same major and a later minor, whose samples moved
+ * their fields: accepted, and decoded by the format text.
+ */
+static void test_later_minor(void)
+{
+	struct np_backend_opts o;
+	struct np_backend *b;
+	struct seen seen = { 0 };
+	char err[256];
+
+	kmod_opts(&o);
+	o.cpus = "0-1";
+	reset_dev(NMIPROF_ABI_VERSION);
+	dev.minor = NMIPROF_ABI_MINOR + 1;
+	dev.moved = 1;
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	if (!b)
+		return;
+	CHECK(dev.caller_minor == NMIPROF_ABI_MINOR);
+	CHECK(np_backend_start(b) == 0);
+	seen.target = 4242;
+	produce_moved_sample(0, 4242, 0xffffffff81001000ULL);
+	produce_moved_sample(1, 4242, 0xffffffff81002000ULL);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 2);
+	CHECK(seen.samples == 2 && seen.other_pid == 0 && seen.cpus == 3);
+	CHECK(np_backend_stop(b) == 0);
+	np_backend_close(b);
 }
 
 /*
@@ -467,6 +563,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_child_dies_with_parent),
 	NP_CASE(test_no_module),
 	NP_CASE(test_abi_mismatch),
+	NP_CASE(test_later_minor),
 	NP_CASE(test_session),
 	NP_CASE(test_target_gone),
 	{ 0 }
