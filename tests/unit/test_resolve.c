@@ -130,15 +130,14 @@ static void test_pidgen(void)
 	      np_pidgen_slot(&g, 11) == np_pidgen_slot(&g, 10));
 }
 
+static const struct np_test_case cases[] = {
+	NP_CASE(test_shape),
+	NP_CASE(test_deep),
+	NP_CASE(test_pidgen),
+	{ 0 }
+};
+
 int main(int argc, char **argv)
 {
-	const char *only = argc > 1 ? argv[1] : NULL;
-
-	if (!only || !strcmp(only, "shape"))
-		test_shape();
-	if (!only || !strcmp(only, "deep"))
-		test_deep();
-	if (!only || !strcmp(only, "pidgen"))
-		test_pidgen();
-	return failures ? 1 : 0;
+	return np_test_main(argc, argv, cases);
 }
