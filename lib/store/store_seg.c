@@ -239,7 +239,8 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 	sorted = malloc((nr_ents ? nr_ents : 1) * sizeof(*sorted));
 	if (!m.node || !m.frame || !m.str || !sorted)
 		goto out;
-	memcpy(sorted, ents, nr_ents * sizeof(*sorted));
+	if (nr_ents)	/* an empty profile's entries are NULL */
+		memcpy(sorted, ents, nr_ents * sizeof(*sorted));
 	qsort(sorted, nr_ents, sizeof(*sorted), np_seg_rec_cmp);
 
 	/* Mark every node on the path of a recorded stack. */
