@@ -87,6 +87,7 @@ foreach(_l a b)
   set_target_properties(prog_dlhot_${_l} PROPERTIES OUTPUT_NAME dlhot_${_l}
     LIBRARY_OUTPUT_DIRECTORY ${NMIPROF_PROGS_DIR})
   target_compile_options(prog_dlhot_${_l} PRIVATE -O2 -fomit-frame-pointer)
+  nmiprof_prog_common(prog_dlhot_${_l})
   target_compile_definitions(prog_dlhot_${_l} PRIVATE HOT=hot_in_${_l})
   add_dependencies(prog_unwind_dlopen prog_dlhot_${_l})
 endforeach()
