@@ -31,15 +31,19 @@
 enum nmiprof_uw_kind {
 	NMIPROF_UW_CFA = 0,	/* CFA = (rsp|rbp) + cfa_off; RA, rbp from it */
 	NMIPROF_UW_NONE,	/* no CFI here: fall back to frame pointers */
-	NMIPROF_UW_FP,		/* CFI the rows can't express (DWARF expression,
-				 * other register, offset too large): fall back
-				 * to frame pointers for this frame */
+	/*
+	 * CFI the rows can't express (DWARF expression, other register,
+	 * offset too large): fall back to frame pointers for this frame.
+	 */
+	NMIPROF_UW_FP,
 	NMIPROF_UW_END,		/* RA undefined: outermost frame (_start) */
-	NMIPROF_UW_SIGNAL,	/* x86_64 rt_sigreturn trampoline: the
-				 * interrupted registers are in the sigcontext
-				 * at rsp (NMIPROF_UW_SIG_*) */
-	NMIPROF_UW_PLT,		/* lazy-binding .plt: CFA = rsp + 8, or + 16
-				 * when (pc & 15) >= 11 (the push done) */
+	/*
+	 * x86_64 rt_sigreturn trampoline: the interrupted registers are in
+	 * the sigcontext at rsp (NMIPROF_UW_SIG_*).
+	 */
+	NMIPROF_UW_SIGNAL,
+	/* lazy-binding .plt: CFA = rsp + 8, or + 16 when (pc & 15) >= 11 */
+	NMIPROF_UW_PLT,
 	NMIPROF_UW_NR_KINDS
 };
 
