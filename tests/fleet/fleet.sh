@@ -269,7 +269,11 @@ echo "fake servers: $req request(s) in ~15 s of 1 s slices; samples $s0 -> $s1; 
 for mode in error hang close; do
 	grep -q "^$mode\$" "$WORK/fake.req" || fail "the $mode server was never tried"
 done
-[ $((r1 - r0)) -lt 4096 ] || fail "memory grew by $((r1 - r0)) kB while failing"
+# ASan's quarantine holds freed memory back: RSS says nothing there
+case ${ASAN_OPTIONS:-} in
+'') [ $((r1 - r0)) -lt 4096 ] || fail "memory grew by $((r1 - r0)) kB while failing" ;;
+*) echo "memory: not checked under ASan (its quarantine keeps freed blocks)" ;;
+esac
 conf 1 "$U1"
 kill -HUP "$DPID1"
 wait "$HPID"; HPID=
