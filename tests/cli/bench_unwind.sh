@@ -22,24 +22,23 @@ d = {"a": [1, 2, 3, {"b": "x" * 50}] * 20}
 for i in range(60000):
     json.loads(json.dumps(d))'
 
-cpu() {	# user+sys seconds of a command and its children
-	/usr/bin/time -f '%U %S' -o t.$1 "$@" >/dev/null 2>err.$1 ||
-		{ echo "FAIL: $*: $(tail -n 3 err.$1)"; exit 1; }
-	awk '{ printf "%.2f", $1 + $2 }' t.$1
+cpu() {	# cpu TAG CMD...: user+sys seconds of CMD and its children
+	tag=$1
+	shift
+	/usr/bin/time -f '%U %S' -o "t.$tag" "$@" >/dev/null 2>"err.$tag" ||
+		{ echo "FAIL: $*: $(tail -n 3 "err.$tag")"; exit 1; }
+	awk '{ printf "%.2f", $1 + $2 }' "t.$tag"
 }
-perf_samples() { sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$1" | tail -n 1; }
 
 # warm caches (and the unwind table cache: a daemon's steady state)
 $py -c "$prog"
 "$NMIPROF" record -F 499 -o warm.nmp -- $py -c "$prog" >/dev/null 2>&1
 
-base=$(cpu $py -c "$prog")
-nmp=$(cpu "$NMIPROF" record -F 499 -o py.nmp -- $py -c "$prog")
-nmp_n=$(sed -n 's/^nmiprof record: \([0-9]*\) samples.*/\1/p' "err.$NMIPROF" 2>/dev/null)
-[ -n "$nmp_n" ] || nmp_n=$(grep -ho '^nmiprof record: [0-9]*' err.* | awk '{ print $3 }' | tail -n 1)
-fp=$(cpu perf record -q -g -F 499 -o fp.data -- $py -c "$prog")
-dw=$(cpu perf record --call-graph dwarf -F 499 -o dw.data -- $py -c "$prog")
-dw_n=$(perf_samples err.perf)
+base=$(cpu bare $py -c "$prog")
+nmp=$(cpu nmiprof "$NMIPROF" record -F 499 -o py.nmp -- $py -c "$prog")
+nmp_n=$(sed -n 's/^nmiprof record: \([0-9]*\) samples.*/\1/p' err.nmiprof)
+fp=$(cpu perf_fp perf record -q -g -F 499 -o fp.data -- $py -c "$prog")
+dw=$(cpu perf_dw perf record --call-graph dwarf -F 499 -o dw.data -- $py -c "$prog")
 fp_n=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 dw_n=$(perf report -i dw.data --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 size() { stat -c %s "$1"; }
@@ -48,7 +47,8 @@ share_nmp=$("$NMIPROF" report -i py.nmp -s children --percent-limit 0 2>/dev/nul
 	awk '/^# shown:/ { n = $3 } $(NF-1) == "[.]" && $NF == "Py_RunMain" { c += $3 }
 	     END { if (n) printf "%.1f", 100 * c / n }')
 share() { perf report -i "$1" --children --stdio --sort sym --percent-limit 0 2>/dev/null |
-	awk '$3 == "[.]" && $4 == "Py_RunMain" { sub("%", "", $1); print $1; exit }'; }
+	awk '$3 == "[.]" && $4 == "Py_RunMain" { sub("%", "", $1); print $1; f = 1; exit }
+	     END { if (!f) print "0 (not on any stack)" }'; }
 
 echo "python3 json loop at 499 Hz, CPU seconds (workload + profiler):"
 awk -v b="$base" -v n="$nmp" -v f="$fp" -v d="$dw" 'BEGIN {
