@@ -217,16 +217,4 @@ struct np_backend *cli_backend_start(const char *cmd,
 void cli_catch_signals(void);
 int cli_interrupted(void);
 
-/* ---- top's daemon source (top_daemon.c) --------------------------- */
-
-struct top_daemon;
-/* Connects and reads the daemon's status; NULL with err on failure. */
-struct top_daemon *top_daemon_open(const char *sock, char *err, size_t errlen);
-void top_daemon_close(struct top_daemon *d);
-/* Replaces tv's contents with the daemon's last secs seconds. */
-int top_daemon_fill(struct top_daemon *d, const struct topview_filter *f,
-		    uint32_t secs, struct topview *tv, char *err, size_t errlen);
-void top_daemon_header(const struct top_daemon *d, double shown, char *buf,
-		       size_t len);
-
 #endif /* NMIPROF_CLI_H */

@@ -5,32 +5,23 @@
  * It needs no daemon: a backend runs in-process through libnmiprof
  * (auto: nmiprof.ko's rings when /dev/nmiprof exists, else perf events),
  * every sample is symbolized here and fed to a topview, and the view is
- * redrawn every -d seconds.  --stdio/--once print the same table as
- * text and never initialise ncurses.
- *
- * The loop never blocks on the terminal: it polls the backend in short
- * slices and reads keys without waiting, so samples keep flowing while
- * a prompt or the help screen is up.
+ * redrawn every -d seconds: on the full screen (top_screen.c), or, with
+ * --stdio/--once, as the same table in text, never initialising ncurses.
  */
-#include <curses.h>
 #include <errno.h>
 #include <getopt.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "top.h"
 #include "np_backend.h"
 #include "np_ctl.h"
 #include "symbolizer.h"
 #include "np_clock.h"
 #include "resolve.h"
 
-#define TOP_DECAY	(7.0 / 8.0)	/* per refresh, as perf top */
-#define TOP_POLL_MS	50		/* key latency while sampling */
-#define TOP_GRAPH_MAX	8		/* callers / callees shown per side */
 #define TOP_STDIO_ROWS	25
 #define TOP_MAX_DEPTH	(2 * NMIPROF_MAX_FRAMES + 1)	/* all a resolved sample has */
 #define TOP_STACKTAB_CAP	(64U << 20)	/* bytes of stack table kept */
@@ -90,39 +81,6 @@ static const struct option top_opts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
-};
-
-enum prompt_kind { PROMPT_NONE, PROMPT_CPU, PROMPT_PID, PROMPT_COMM, PROMPT_SEARCH };
-
-struct top {
-	struct np_backend *b;
-	struct np_symbolizer *syms;
-	struct np_stacktab *st;		/* the samples' stacks (resolve.h) */
-	struct topview *tv;
-	struct cli_frames cf;
-	struct topview_filter filter;
-	enum topview_sort sort;
-	uint64_t events_lost, add_failed;
-	int decay, paused;
-	int target_gone;		/* -p PID exited */
-	struct top_daemon *daemon;	/* --daemon: rows from nmiprofd */
-	uint32_t window_s;		/* --daemon: seconds the rows cover */
-	int64_t pid_opt;		/* -p: with --daemon, a pid filter */
-	unsigned delay_s;
-	uint32_t freq_hz;		/* asked of the backend, per CPU */
-	size_t stdio_rows;
-
-	/* full-screen state */
-	size_t cursor, scroll;
-	int help;
-	int expanded;			/* the row below is expanded */
-	struct {			/* which row: survives re-sorting */
-		uint32_t pid;
-		char comm[TOPVIEW_COMM_MAX], dso[256], sym[256];
-	} exp;
-	enum prompt_kind prompt;
-	char input[64];
-	char message[256];
 };
 
 /* ---- sampling ------------------------------------------------------ */
@@ -193,8 +151,7 @@ static int on_event(const struct np_event *ev, void *arg)
 	return 0;
 }
 
-/* Poll and drain for up to ms; returns <0 on a backend failure. */
-static int pump(struct top *t, int ms)
+int top_pump(struct top *t, int ms)
 {
 	int ret;
 
@@ -216,8 +173,7 @@ static int pump(struct top *t, int ms)
 	return ret < 0 && ret != -EINTR ? ret : 0;
 }
 
-/* --daemon: this refresh's rows.  0, or -1 with t->message set. */
-static int daemon_refresh(struct top *t)
+int top_refresh(struct top *t)
 {
 	char err[200];
 
@@ -231,8 +187,7 @@ static int daemon_refresh(struct top *t)
 	return 0;
 }
 
-/* Line 1: where the samples come from and how many; line 2: the view. */
-static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2)
+void top_header(struct top *t, char *l1, size_t n1, char *l2, size_t n2)
 {
 	char filt[160] = "";
 	size_t off = 0;
@@ -273,6 +228,21 @@ static void header_lines(struct top *t, char *l1, size_t n1, char *l2, size_t n2
 		 t->target_gone ? "  [process exited]" : "");
 }
 
+void top_apply_filter(struct top *t)
+{
+	struct topview_filter f = t->filter;
+
+	if (t->daemon) {
+		/* The daemon filters cpu, pid and comm; rows carry neither. */
+		f.cpu = -1;
+		f.pid = -1;
+		f.comm[0] = 0;
+	}
+	if (topview_set_filter(t->tv, &f))
+		snprintf(t->message, sizeof(t->message), "out of memory applying the filter");
+	top_refresh(t);
+}
+
 /* ---- --stdio / --once ---------------------------------------------- */
 
 static int run_stdio(struct top *t, int once)
@@ -286,19 +256,19 @@ static int run_stdio(struct top *t, int once)
 			       np_mono_ms() + (uint64_t)t->delay_s * 1000;
 
 		while (!cli_interrupted() && np_mono_ms() < end) {
-			int ret = pump(t, TOP_POLL_MS * 4);
+			int ret = top_pump(t, TOP_POLL_MS * 4);
 
 			if (ret < 0) {
 				cli_error("top", "reading samples: %s", strerror(-ret));
 				return EXIT_FAILURE_RT;
 			}
 		}
-		if (daemon_refresh(t)) {
+		if (top_refresh(t)) {
 			cli_error("top", "%s", t->message);
 			return EXIT_NO_DAEMON;
 		}
 		topview_sort(t->tv, t->sort);
-		header_lines(t, l1, sizeof(l1), l2, sizeof(l2));
+		top_header(t, l1, sizeof(l1), l2, sizeof(l2));
 		printf("# %s\n# %s\n", l1, l2);
 		cli_print_table(stdout, t->tv, &to);
 		if (fflush(stdout) || ferror(stdout))
@@ -309,412 +279,6 @@ static int run_stdio(struct top *t, int once)
 		if (t->decay && !t->daemon)
 			topview_decay(t->tv, TOP_DECAY);
 	}
-}
-
-/* ---- full screen ----------------------------------------------------- */
-
-static const char *const help_text[] = {
-	"nmiprof top: keys",
-	"",
-	"  Up, Down, PgUp, PgDn, Home, End   move the cursor",
-	"  Enter      expand / collapse the row: its callers and callees",
-	"  s          cycle the sort key: self, children, comm, dso, symbol",
-	"  k          toggle kernel frames",
-	"  u          toggle user frames",
-	"  c          filter by CPU (empty: all)",
-	"  p          filter by pid (empty: all)",
-	"  t          filter by command name (empty: all)",
-	"  /          show only symbols containing a string (empty: all)",
-	"  z          zero every count",
-	"  d          toggle decay (counts fade by 7/8 per refresh)",
-	"  P          pause / resume",
-	"  h, ?       this help",
-	"  q          quit",
-	"",
-	"Columns: overhead = self / shown samples; self = samples in the",
-	"function itself; children = samples with it anywhere on the stack.",
-	"",
-	"Press any key to return.",
-};
-
-static int row_is_expanded(const struct top *t, const struct topview_row *r)
-{
-	return t->expanded && r->pid == t->exp.pid && !strcmp(r->sym, t->exp.sym) &&
-	       !strcmp(r->dso, t->exp.dso) && !strcmp(r->comm, t->exp.comm);
-}
-
-static void put_line(int y, const char *s, attr_t attr)
-{
-	if (y < 0 || y >= LINES)
-		return;
-	move(y, 0);
-	attron(attr);
-	addnstr(s, COLS);
-	for (int x = (int)strlen(s); x < COLS; x++)
-		addch(' ');
-	attroff(attr);
-}
-
-/* Lines the expansion of r takes. */
-static size_t expansion(struct top *t, const struct topview_row *r,
-			struct topview_edge *callers, size_t *nc,
-			struct topview_edge *callees, size_t *ne)
-{
-	*nc = topview_callers(t->tv, r, callers, TOP_GRAPH_MAX);
-	*ne = topview_callees(t->tv, r, callees, TOP_GRAPH_MAX);
-	return 2 + *nc + *ne;	/* two titles */
-}
-
-static void draw_edges(int *y, int ymax, const char *title, const struct topview_edge *e,
-		       size_t n, double base)
-{
-	char line[512];
-
-	if (*y < ymax)
-		put_line((*y)++, title, A_BOLD);
-	for (size_t i = 0; i < n && *y < ymax; i++) {
-		snprintf(line, sizeof(line), "      %6.2f%%  [%c] %s  (%s)",
-			 base > 0 ? 100.0 * e[i].weight / base : 0,
-			 e[i].row->kernel ? 'k' : '.', e[i].row->sym,
-			 cli_basename(e[i].row->dso));
-		put_line((*y)++, line, A_DIM);
-	}
-}
-
-static void draw(struct top *t)
-{
-	static const char *const prompts[] = {
-		[PROMPT_CPU] = "CPU (empty: all): ",
-		[PROMPT_PID] = "pid (empty: all): ",
-		[PROMPT_COMM] = "comm (empty: all): ",
-		[PROMPT_SEARCH] = "search symbols (empty: all): ",
-	};
-	struct topview_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
-	size_t nrows, visible, nc = 0, ne = 0, exp_lines = 0;
-	char l1[512], l2[512], line[1024];
-	int y, ymax = LINES - 1;	/* last line: prompt / message */
-
-	erase();
-	if (t->help) {
-		for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
-			put_line((int)i, help_text[i], i ? A_NORMAL : A_BOLD);
-		refresh();
-		return;
-	}
-	nrows = topview_sort(t->tv, t->sort);
-	if (t->cursor >= nrows)
-		t->cursor = nrows ? nrows - 1 : 0;
-	header_lines(t, l1, sizeof(l1), l2, sizeof(l2));
-	put_line(0, l1, A_BOLD);
-	put_line(1, l2, A_NORMAL);
-	cli_format_header(line, sizeof(line), 0);
-	put_line(2, line, A_REVERSE);
-	visible = ymax > 3 ? (size_t)(ymax - 3) : 1;
-
-	/* Keep the cursor on screen, counting an expansion above it. */
-	for (size_t i = 0; t->expanded && i < nrows; i++) {
-		const struct topview_row *r = topview_row(t->tv, i);
-
-		if (row_is_expanded(t, r)) {
-			exp_lines = expansion(t, r, callers, &nc, callees, &ne);
-			if (i >= t->scroll && i < t->cursor && visible > exp_lines)
-				visible -= exp_lines;
-			break;
-		}
-	}
-	if (t->cursor < t->scroll)
-		t->scroll = t->cursor;
-	if (t->cursor >= t->scroll + visible)
-		t->scroll = t->cursor - visible + 1;
-
-	y = 3;
-	for (size_t i = t->scroll; i < nrows && y < ymax; i++) {
-		const struct topview_row *r = topview_row(t->tv, i);
-
-		cli_format_row(line, sizeof(line), r, topview_total(t->tv), 0);
-		put_line(y++, line, i == t->cursor ? A_REVERSE : A_NORMAL);
-		if (exp_lines && row_is_expanded(t, r)) {
-			draw_edges(&y, ymax, "    callers (share of this row's children):",
-				   callers, nc, r->children);
-			draw_edges(&y, ymax, "    callees:", callees, ne, r->children);
-		}
-	}
-	if (!nrows)
-		put_line(4, "  (no samples yet)", A_DIM);
-
-	if (t->prompt) {
-		snprintf(line, sizeof(line), "%s%s", prompts[t->prompt], t->input);
-		put_line(ymax, line, A_BOLD);
-	} else {
-		put_line(ymax, t->message[0] ? t->message :
-			 "h help  q quit  Enter call graph  s sort  / search", A_DIM);
-	}
-	refresh();
-}
-
-static void expand_toggle(struct top *t)
-{
-	const struct topview_row *r = topview_row(t->tv, t->cursor);
-
-	if (!r)
-		return;
-	if (row_is_expanded(t, r)) {
-		t->expanded = 0;
-		return;
-	}
-	t->expanded = 1;
-	t->exp.pid = r->pid;
-	snprintf(t->exp.comm, sizeof(t->exp.comm), "%s", r->comm);
-	snprintf(t->exp.dso, sizeof(t->exp.dso), "%s", r->dso);
-	snprintf(t->exp.sym, sizeof(t->exp.sym), "%s", r->sym);
-}
-
-static void apply_filter(struct top *t)
-{
-	struct topview_filter f = t->filter;
-
-	if (t->daemon) {
-		/* The daemon filters cpu, pid and comm; rows carry neither. */
-		f.cpu = -1;
-		f.pid = -1;
-		f.comm[0] = 0;
-	}
-	if (topview_set_filter(t->tv, &f))
-		snprintf(t->message, sizeof(t->message), "out of memory applying the filter");
-	t->cursor = t->scroll = 0;
-	daemon_refresh(t);
-}
-
-static void prompt_commit(struct top *t)
-{
-	const char *in = t->input;
-	uint64_t v;
-
-	t->message[0] = 0;
-	switch (t->prompt) {
-	case PROMPT_CPU:
-		if (!*in)
-			t->filter.cpu = -1;
-		else if (!cli_parse_u64(in, 0, 65535, &v))
-			t->filter.cpu = (int)v;
-		else
-			snprintf(t->message, sizeof(t->message), "bad CPU '%s'", in);
-		break;
-	case PROMPT_PID:
-		if (!*in)
-			t->filter.pid = -1;
-		else if (!cli_parse_u64(in, 0, INT32_MAX, &v))
-			t->filter.pid = (int64_t)v;
-		else
-			snprintf(t->message, sizeof(t->message), "bad pid '%s'", in);
-		break;
-	case PROMPT_COMM:
-		/* The kernel keeps 15 bytes of a comm: longer never matches. */
-		if (strlen(in) < sizeof(t->filter.comm))
-			memcpy(t->filter.comm, in, strlen(in) + 1);
-		else
-			snprintf(t->message, sizeof(t->message),
-				 "comm is at most %zu bytes", sizeof(t->filter.comm) - 1);
-		break;
-	case PROMPT_SEARCH:
-		snprintf(t->filter.search, sizeof(t->filter.search), "%s", in);
-		break;
-	case PROMPT_NONE:
-		break;
-	}
-	t->prompt = PROMPT_NONE;
-	apply_filter(t);
-}
-
-/* A key while a prompt is open: a tiny line editor. */
-static void prompt_key(struct top *t, int ch)
-{
-	size_t n = strlen(t->input);
-
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-		prompt_commit(t);
-	} else if (ch == 27) {			/* Esc */
-		t->prompt = PROMPT_NONE;
-	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
-		if (n)
-			t->input[n - 1] = 0;
-	} else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof(t->input)) {
-		t->input[n] = (char)ch;
-		t->input[n + 1] = 0;
-	}
-}
-
-static void start_prompt(struct top *t, enum prompt_kind k)
-{
-	t->prompt = k;
-	t->input[0] = 0;
-}
-
-/* Returns 1 to quit. */
-static int key(struct top *t, int ch)
-{
-	size_t page = LINES > 5 ? (size_t)LINES - 5 : 1;
-	size_t nrows = topview_nr_rows(t->tv);
-
-	if (t->prompt) {
-		prompt_key(t, ch);
-		return 0;
-	}
-	if (t->help) {
-		if (ch != KEY_RESIZE)
-			t->help = 0;
-		return 0;
-	}
-	t->message[0] = 0;
-	switch (ch) {
-	case 'q':
-	case 'Q':
-		return 1;
-	case KEY_UP:
-		if (t->cursor)
-			t->cursor--;
-		break;
-	case KEY_DOWN:
-		if (t->cursor + 1 < nrows)
-			t->cursor++;
-		break;
-	case KEY_PPAGE:
-		t->cursor = t->cursor > page ? t->cursor - page : 0;
-		break;
-	case KEY_NPAGE:
-		t->cursor = nrows && t->cursor + page >= nrows ? nrows - 1 : t->cursor + page;
-		break;
-	case KEY_HOME:
-		t->cursor = 0;
-		break;
-	case KEY_END:
-		t->cursor = nrows ? nrows - 1 : 0;
-		break;
-	case '\n':
-	case '\r':
-	case KEY_ENTER:
-		expand_toggle(t);
-		break;
-	case 's':
-		/* the interactive cycle; pid is reachable with -s pid */
-		t->sort = t->sort >= TOPVIEW_SORT_SYMBOL ? TOPVIEW_SORT_SELF : t->sort + 1;
-		snprintf(t->message, sizeof(t->message), "sorted by %s",
-			 topview_sort_name(t->sort));
-		break;
-	case 'k':
-		t->filter.kernel = !t->filter.kernel;
-		if (!t->filter.kernel && !t->filter.user)
-			t->filter.user = 1;	/* never hide every frame */
-		apply_filter(t);
-		break;
-	case 'u':
-		t->filter.user = !t->filter.user;
-		if (!t->filter.kernel && !t->filter.user)
-			t->filter.kernel = 1;
-		apply_filter(t);
-		break;
-	case 'c':
-		start_prompt(t, PROMPT_CPU);
-		break;
-	case 'p':
-		start_prompt(t, PROMPT_PID);
-		break;
-	case 't':
-		start_prompt(t, PROMPT_COMM);
-		break;
-	case '/':
-		start_prompt(t, PROMPT_SEARCH);
-		break;
-	case 'z':
-	case 'd':
-		if (t->daemon) {
-			snprintf(t->message, sizeof(t->message), "%s: not with --daemon "
-				 "(the daemon's %us window decides)",
-				 ch == 'z' ? "zero" : "decay", t->window_s);
-			break;
-		}
-		if (ch == 'd') {
-			t->decay = !t->decay;
-			snprintf(t->message, sizeof(t->message), "decay %s",
-				 t->decay ? "on" : "off");
-			break;
-		}
-		topview_zero(t->tv);
-		t->cursor = t->scroll = 0;
-		t->expanded = 0;
-		snprintf(t->message, sizeof(t->message), "zeroed");
-		break;
-	case 'P':
-		t->paused = !t->paused;
-		break;
-	case 'h':
-	case '?':
-		t->help = 1;
-		break;
-	case KEY_RESIZE:
-		break;
-	default:
-		return 0;
-	}
-	return 0;
-}
-
-static int run_screen(struct top *t)
-{
-	uint64_t next = np_mono_ms() + (uint64_t)t->delay_s * 1000;
-	int ret = EXIT_OK;
-	SCREEN *scr;
-
-	setlocale(LC_ALL, "");
-	/* newterm, not initscr: initscr exits the process on a bad TERM. */
-	scr = newterm(NULL, stdout, stdin);
-	if (!scr) {
-		cli_error("top", "cannot use terminal type '%s' (use --stdio)",
-			  getenv("TERM") ? getenv("TERM") : "");
-		return EXIT_USAGE;
-	}
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	nodelay(stdscr, TRUE);
-	set_escdelay(25);
-	curs_set(0);
-	daemon_refresh(t);
-	draw(t);
-
-	while (!cli_interrupted()) {
-		int ch, dirty = 0, err = pump(t, TOP_POLL_MS);
-
-		if (err < 0) {
-			ret = err;	/* reported once the screen is gone */
-			break;
-		}
-		while ((ch = getch()) != ERR) {
-			if (key(t, ch))
-				goto quit;
-			dirty = 1;
-		}
-		if (np_mono_ms() >= next && !t->paused) {
-			next = np_mono_ms() + (uint64_t)t->delay_s * 1000;
-			daemon_refresh(t);
-			draw(t);
-			dirty = 0;
-			/* After drawing: the screen shows what was sampled. */
-			if (t->decay)
-				topview_decay(t->tv, TOP_DECAY);
-		}
-		if (dirty)
-			draw(t);
-	}
-quit:
-	endwin();
-	delscreen(scr);
-	if (ret < 0) {
-		cli_error("top", "reading samples: %s", strerror(-ret));
-		return EXIT_FAILURE_RT;
-	}
-	return EXIT_OK;
 }
 
 static int top_with_daemon(struct top *t, const char *sock, int stdio, int once)
@@ -739,13 +303,13 @@ static int top_with_daemon(struct top *t, const char *sock, int stdio, int once)
 		return EXIT_FAILURE_RT;
 	}
 	cli_catch_signals();
-	apply_filter(t);		/* also the first query */
+	top_apply_filter(t);		/* also the first query */
 	if (t->message[0] && (stdio || once)) {
 		cli_error("top", "%s", t->message);
 		ret = EXIT_NO_DAEMON;
 	} else {
 		t->message[0] = 0;
-		ret = stdio || once ? run_stdio(t, once) : run_screen(t);
+		ret = stdio || once ? run_stdio(t, once) : top_screen_run(t);
 	}
 	top_daemon_close(t->daemon);
 	topview_free(t->tv);
@@ -877,7 +441,7 @@ int cmd_top(int argc, char **argv)
 			snprintf(t.message, sizeof(t.message), "warning: %s",
 				 np_symbolizer_warning(t.syms));
 	}
-	ret = stdio || once ? run_stdio(&t, once) : run_screen(&t);
+	ret = stdio || once ? run_stdio(&t, once) : top_screen_run(&t);
 	if (t.add_failed)
 		cli_error("top", "warning: %llu samples not counted: out of memory",
 			  (unsigned long long)t.add_failed);

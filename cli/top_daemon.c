@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "top.h"
 #include "np_ctl.h"
 #include "topview_ctl.h"
 

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nmiprof top's full screen: the ncurses table, the call-graph
+ * expansion, the prompts and the keys.  The model, the sampling and the
+ * header lines are cmd_top.c's; this file only shows them and turns
+ * keys into changes of the view.
+ *
+ * The loop never blocks on the terminal: it polls the backend in short
+ * slices and reads keys without waiting, so samples keep flowing while
+ * a prompt or the help screen is up.
+ */
+#include <curses.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "top.h"
+#include "np_clock.h"
+
+#define TOP_GRAPH_MAX	8		/* callers / callees shown per side */
+
+enum prompt_kind { PROMPT_NONE, PROMPT_CPU, PROMPT_PID, PROMPT_COMM, PROMPT_SEARCH };
+
+struct top_screen {
+	struct top *t;
+	size_t cursor, scroll;
+	int help;
+	int expanded;			/* the row below is expanded */
+	struct {			/* which row: survives re-sorting */
+		uint32_t pid;
+		char comm[TOPVIEW_COMM_MAX], dso[256], sym[256];
+	} exp;
+	enum prompt_kind prompt;
+	char input[64];
+};
+
+static const char *const help_text[] = {
+	"nmiprof top: keys",
+	"",
+	"  Up, Down, PgUp, PgDn, Home, End   move the cursor",
+	"  Enter      expand / collapse the row: its callers and callees",
+	"  s          cycle the sort key: self, children, comm, dso, symbol",
+	"  k          toggle kernel frames",
+	"  u          toggle user frames",
+	"  c          filter by CPU (empty: all)",
+	"  p          filter by pid (empty: all)",
+	"  t          filter by command name (empty: all)",
+	"  /          show only symbols containing a string (empty: all)",
+	"  z          zero every count",
+	"  d          toggle decay (counts fade by 7/8 per refresh)",
+	"  P          pause / resume",
+	"  h, ?       this help",
+	"  q          quit",
+	"",
+	"Columns: overhead = self / shown samples; self = samples in the",
+	"function itself; children = samples with it anywhere on the stack.",
+	"",
+	"Press any key to return.",
+};
+
+static int row_is_expanded(const struct top_screen *s, const struct topview_row *r)
+{
+	return s->expanded && r->pid == s->exp.pid && !strcmp(r->sym, s->exp.sym) &&
+	       !strcmp(r->dso, s->exp.dso) && !strcmp(r->comm, s->exp.comm);
+}
+
+static void put_line(int y, const char *s, attr_t attr)
+{
+	if (y < 0 || y >= LINES)
+		return;
+	move(y, 0);
+	attron(attr);
+	addnstr(s, COLS);
+	for (int x = (int)strlen(s); x < COLS; x++)
+		addch(' ');
+	attroff(attr);
+}
+
+/* Lines the expansion of r takes. */
+static size_t expansion(struct top *t, const struct topview_row *r,
+			struct topview_edge *callers, size_t *nc,
+			struct topview_edge *callees, size_t *ne)
+{
+	*nc = topview_callers(t->tv, r, callers, TOP_GRAPH_MAX);
+	*ne = topview_callees(t->tv, r, callees, TOP_GRAPH_MAX);
+	return 2 + *nc + *ne;	/* two titles */
+}
+
+static void draw_edges(int *y, int ymax, const char *title, const struct topview_edge *e,
+		       size_t n, double base)
+{
+	char line[512];
+
+	if (*y < ymax)
+		put_line((*y)++, title, A_BOLD);
+	for (size_t i = 0; i < n && *y < ymax; i++) {
+		snprintf(line, sizeof(line), "      %6.2f%%  [%c] %s  (%s)",
+			 base > 0 ? 100.0 * e[i].weight / base : 0,
+			 e[i].row->kernel ? 'k' : '.', e[i].row->sym,
+			 cli_basename(e[i].row->dso));
+		put_line((*y)++, line, A_DIM);
+	}
+}
+
+static void draw(struct top_screen *s)
+{
+	static const char *const prompts[] = {
+		[PROMPT_CPU] = "CPU (empty: all): ",
+		[PROMPT_PID] = "pid (empty: all): ",
+		[PROMPT_COMM] = "comm (empty: all): ",
+		[PROMPT_SEARCH] = "search symbols (empty: all): ",
+	};
+	struct top *t = s->t;
+	struct topview_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
+	size_t nrows, visible, nc = 0, ne = 0, exp_lines = 0;
+	char l1[512], l2[512], line[1024];
+	int y, ymax = LINES - 1;	/* last line: prompt / message */
+
+	erase();
+	if (s->help) {
+		for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
+			put_line((int)i, help_text[i], i ? A_NORMAL : A_BOLD);
+		refresh();
+		return;
+	}
+	nrows = topview_sort(t->tv, t->sort);
+	if (s->cursor >= nrows)
+		s->cursor = nrows ? nrows - 1 : 0;
+	top_header(t, l1, sizeof(l1), l2, sizeof(l2));
+	put_line(0, l1, A_BOLD);
+	put_line(1, l2, A_NORMAL);
+	cli_format_header(line, sizeof(line), 0);
+	put_line(2, line, A_REVERSE);
+	visible = ymax > 3 ? (size_t)(ymax - 3) : 1;
+
+	/* Keep the cursor on screen, counting an expansion above it. */
+	for (size_t i = 0; s->expanded && i < nrows; i++) {
+		const struct topview_row *r = topview_row(t->tv, i);
+
+		if (row_is_expanded(s, r)) {
+			exp_lines = expansion(t, r, callers, &nc, callees, &ne);
+			if (i >= s->scroll && i < s->cursor && visible > exp_lines)
+				visible -= exp_lines;
+			break;
+		}
+	}
+	if (s->cursor < s->scroll)
+		s->scroll = s->cursor;
+	if (s->cursor >= s->scroll + visible)
+		s->scroll = s->cursor - visible + 1;
+
+	y = 3;
+	for (size_t i = s->scroll; i < nrows && y < ymax; i++) {
+		const struct topview_row *r = topview_row(t->tv, i);
+
+		cli_format_row(line, sizeof(line), r, topview_total(t->tv), 0);
+		put_line(y++, line, i == s->cursor ? A_REVERSE : A_NORMAL);
+		if (exp_lines && row_is_expanded(s, r)) {
+			draw_edges(&y, ymax, "    callers (share of this row's children):",
+				   callers, nc, r->children);
+			draw_edges(&y, ymax, "    callees:", callees, ne, r->children);
+		}
+	}
+	if (!nrows)
+		put_line(4, "  (no samples yet)", A_DIM);
+
+	if (s->prompt) {
+		snprintf(line, sizeof(line), "%s%s", prompts[s->prompt], s->input);
+		put_line(ymax, line, A_BOLD);
+	} else {
+		put_line(ymax, t->message[0] ? t->message :
+			 "h help  q quit  Enter call graph  s sort  / search", A_DIM);
+	}
+	refresh();
+}
+
+static void expand_toggle(struct top_screen *s)
+{
+	const struct topview_row *r = topview_row(s->t->tv, s->cursor);
+
+	if (!r)
+		return;
+	if (row_is_expanded(s, r)) {
+		s->expanded = 0;
+		return;
+	}
+	s->expanded = 1;
+	s->exp.pid = r->pid;
+	snprintf(s->exp.comm, sizeof(s->exp.comm), "%s", r->comm);
+	snprintf(s->exp.dso, sizeof(s->exp.dso), "%s", r->dso);
+	snprintf(s->exp.sym, sizeof(s->exp.sym), "%s", r->sym);
+}
+
+static void apply_filter(struct top_screen *s)
+{
+	top_apply_filter(s->t);
+	s->cursor = s->scroll = 0;
+}
+
+static void prompt_commit(struct top_screen *s)
+{
+	struct top *t = s->t;
+	const char *in = s->input;
+	uint64_t v;
+
+	t->message[0] = 0;
+	switch (s->prompt) {
+	case PROMPT_CPU:
+		if (!*in)
+			t->filter.cpu = -1;
+		else if (!cli_parse_u64(in, 0, 65535, &v))
+			t->filter.cpu = (int)v;
+		else
+			snprintf(t->message, sizeof(t->message), "bad CPU '%s'", in);
+		break;
+	case PROMPT_PID:
+		if (!*in)
+			t->filter.pid = -1;
+		else if (!cli_parse_u64(in, 0, INT32_MAX, &v))
+			t->filter.pid = (int64_t)v;
+		else
+			snprintf(t->message, sizeof(t->message), "bad pid '%s'", in);
+		break;
+	case PROMPT_COMM:
+		/* The kernel keeps 15 bytes of a comm: longer never matches. */
+		if (strlen(in) < sizeof(t->filter.comm))
+			memcpy(t->filter.comm, in, strlen(in) + 1);
+		else
+			snprintf(t->message, sizeof(t->message),
+				 "comm is at most %zu bytes", sizeof(t->filter.comm) - 1);
+		break;
+	case PROMPT_SEARCH:
+		snprintf(t->filter.search, sizeof(t->filter.search), "%s", in);
+		break;
+	case PROMPT_NONE:
+		break;
+	}
+	s->prompt = PROMPT_NONE;
+	apply_filter(s);
+}
+
+/* A key while a prompt is open: a tiny line editor. */
+static void prompt_key(struct top_screen *s, int ch)
+{
+	size_t n = strlen(s->input);
+
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		prompt_commit(s);
+	} else if (ch == 27) {			/* Esc */
+		s->prompt = PROMPT_NONE;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (n)
+			s->input[n - 1] = 0;
+	} else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof(s->input)) {
+		s->input[n] = (char)ch;
+		s->input[n + 1] = 0;
+	}
+}
+
+static void start_prompt(struct top_screen *s, enum prompt_kind k)
+{
+	s->prompt = k;
+	s->input[0] = 0;
+}
+
+/* Returns 1 to quit. */
+static int key(struct top_screen *s, int ch)
+{
+	struct top *t = s->t;
+	size_t page = LINES > 5 ? (size_t)LINES - 5 : 1;
+	size_t nrows = topview_nr_rows(t->tv);
+
+	if (s->prompt) {
+		prompt_key(s, ch);
+		return 0;
+	}
+	if (s->help) {
+		if (ch != KEY_RESIZE)
+			s->help = 0;
+		return 0;
+	}
+	t->message[0] = 0;
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		return 1;
+	case KEY_UP:
+		if (s->cursor)
+			s->cursor--;
+		break;
+	case KEY_DOWN:
+		if (s->cursor + 1 < nrows)
+			s->cursor++;
+		break;
+	case KEY_PPAGE:
+		s->cursor = s->cursor > page ? s->cursor - page : 0;
+		break;
+	case KEY_NPAGE:
+		s->cursor = nrows && s->cursor + page >= nrows ? nrows - 1 : s->cursor + page;
+		break;
+	case KEY_HOME:
+		s->cursor = 0;
+		break;
+	case KEY_END:
+		s->cursor = nrows ? nrows - 1 : 0;
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		expand_toggle(s);
+		break;
+	case 's':
+		/* the interactive cycle; pid is reachable with -s pid */
+		t->sort = t->sort >= TOPVIEW_SORT_SYMBOL ? TOPVIEW_SORT_SELF : t->sort + 1;
+		snprintf(t->message, sizeof(t->message), "sorted by %s",
+			 topview_sort_name(t->sort));
+		break;
+	case 'k':
+		t->filter.kernel = !t->filter.kernel;
+		if (!t->filter.kernel && !t->filter.user)
+			t->filter.user = 1;	/* never hide every frame */
+		apply_filter(s);
+		break;
+	case 'u':
+		t->filter.user = !t->filter.user;
+		if (!t->filter.kernel && !t->filter.user)
+			t->filter.kernel = 1;
+		apply_filter(s);
+		break;
+	case 'c':
+		start_prompt(s, PROMPT_CPU);
+		break;
+	case 'p':
+		start_prompt(s, PROMPT_PID);
+		break;
+	case 't':
+		start_prompt(s, PROMPT_COMM);
+		break;
+	case '/':
+		start_prompt(s, PROMPT_SEARCH);
+		break;
+	case 'z':
+	case 'd':
+		if (t->daemon) {
+			snprintf(t->message, sizeof(t->message), "%s: not with --daemon "
+				 "(the daemon's %us window decides)",
+				 ch == 'z' ? "zero" : "decay", t->window_s);
+			break;
+		}
+		if (ch == 'd') {
+			t->decay = !t->decay;
+			snprintf(t->message, sizeof(t->message), "decay %s",
+				 t->decay ? "on" : "off");
+			break;
+		}
+		topview_zero(t->tv);
+		s->cursor = s->scroll = 0;
+		s->expanded = 0;
+		snprintf(t->message, sizeof(t->message), "zeroed");
+		break;
+	case 'P':
+		t->paused = !t->paused;
+		break;
+	case 'h':
+	case '?':
+		s->help = 1;
+		break;
+	case KEY_RESIZE:
+		break;
+	default:
+		return 0;
+	}
+	return 0;
+}
+
+int top_screen_run(struct top *t)
+{
+	struct top_screen s = { .t = t };
+	uint64_t next = np_mono_ms() + (uint64_t)t->delay_s * 1000;
+	int ret = EXIT_OK;
+	SCREEN *scr;
+
+	setlocale(LC_ALL, "");
+	/* newterm, not initscr: initscr exits the process on a bad TERM. */
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr) {
+		cli_error("top", "cannot use terminal type '%s' (use --stdio)",
+			  getenv("TERM") ? getenv("TERM") : "");
+		return EXIT_USAGE;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	top_refresh(t);
+	draw(&s);
+
+	while (!cli_interrupted()) {
+		int ch, dirty = 0, err = top_pump(t, TOP_POLL_MS);
+
+		if (err < 0) {
+			ret = err;	/* reported once the screen is gone */
+			break;
+		}
+		while ((ch = getch()) != ERR) {
+			if (key(&s, ch))
+				goto quit;
+			dirty = 1;
+		}
+		if (np_mono_ms() >= next && !t->paused) {
+			next = np_mono_ms() + (uint64_t)t->delay_s * 1000;
+			top_refresh(t);
+			draw(&s);
+			dirty = 0;
+			/* After drawing: the screen shows what was sampled. */
+			if (t->decay)
+				topview_decay(t->tv, TOP_DECAY);
+		}
+		if (dirty)
+			draw(&s);
+	}
+quit:
+	endwin();
+	delscreen(scr);
+	if (ret < 0) {
+		cli_error("top", "reading samples: %s", strerror(-ret));
+		return EXIT_FAILURE_RT;
+	}
+	return EXIT_OK;
+}
