@@ -43,7 +43,7 @@ void usage_top(FILE *out)
 		"  -K, --kernel           kernel frames only\n"
 		"  -U, --user             user frames only\n"
 		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
-		"      --no-decay         start with decay off (key d toggles it)\n"
+		"      --no-decay         start with decay off (key D toggles it)\n"
 		"      --stdio            print the table every refresh, no full screen\n"
 		"      --once             sample one period, print the table, exit\n"
 		"      --daemon           samples from a running nmiprofd's live window\n"
@@ -51,10 +51,11 @@ void usage_top(FILE *out)
 		"      --socket PATH      nmiprofd's socket (default %s)\n"
 		"      --window SECS      --daemon: seconds the rows cover (default 10)\n"
 		"  -h, --help             this text\n\n"
-		"Keys: Up/Down/PgUp/PgDn/Home/End move, Enter expands callers and callees,\n"
-		"s cycles the sort key, k/u toggle kernel/user frames, c/p/t filter by\n"
-		"CPU/pid/comm, / searches symbols, z zeroes, d toggles decay, P pauses,\n"
-		"h shows help, q quits.\n", TOP_STDIO_ROWS, NP_CTL_DEFAULT_SOCKET);
+		"Keys: Up/Down/PgUp/PgDn/Home/End move, Enter expands callers and callees\n"
+		"(E/C: every row), s cycles the sort key, k/u toggle kernel/user frames,\n"
+		"c/p/m filter by CPU/pid/comm, d/t zoom into the row's object/process,\n"
+		"/ searches symbols, z zeroes, D toggles decay, P pauses, h shows help,\n"
+		"q quits.\n", TOP_STDIO_ROWS, NP_CTL_DEFAULT_SOCKET);
 }
 
 enum { OPT_BACKEND = 256, OPT_STDIO, OPT_ONCE, OPT_NO_DECAY, OPT_DAEMON,
@@ -218,7 +219,11 @@ void top_header(struct top *t, char *l1, size_t n1, char *l2, size_t n2)
 		off += (size_t)snprintf(filt + off, sizeof(filt) - off, " comm=%s",
 					t->filter.comm);
 	if (t->filter.search[0] && off < sizeof(filt))
-		snprintf(filt + off, sizeof(filt) - off, " search=%s", t->filter.search);
+		off += (size_t)snprintf(filt + off, sizeof(filt) - off, " search=%s",
+					t->filter.search);
+	if (t->zoom_dso[0] && off < sizeof(filt))
+		snprintf(filt + off, sizeof(filt) - off, " dso=%s",
+			 cli_basename(t->zoom_dso));
 	snprintf(l2, n2, "sort: %s  frames: %s  decay: %s  every %us%s%s%s%s",
 		 topview_sort_name(t->sort),
 		 t->filter.kernel && t->filter.user ? "kernel+user" :

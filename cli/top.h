@@ -32,6 +32,7 @@ struct top {
 	unsigned delay_s;
 	uint32_t freq_hz;		/* asked of the backend, per CPU */
 	size_t stdio_rows;
+	char zoom_dso[256];		/* screen's d: only this object's rows */
 	char message[256];		/* a warning or error for the screen */
 };
 

@@ -10,26 +10,36 @@
  * a prompt or the help screen is up.
  */
 #include <curses.h>
+#include <errno.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "top.h"
 #include "np_clock.h"
+#include "np_grow.h"
 
 #define TOP_GRAPH_MAX	8		/* callers / callees shown per side */
+#define TOP_TOGGLED_MAX	64		/* rows expanded (or collapsed) one by one */
 
 enum prompt_kind { PROMPT_NONE, PROMPT_CPU, PROMPT_PID, PROMPT_COMM, PROMPT_SEARCH };
 
+/* A row by its names, not its place: survives re-sorting. */
+struct row_key {
+	uint32_t pid;
+	char comm[TOPVIEW_COMM_MAX], dso[256], sym[256];
+};
+
 struct top_screen {
 	struct top *t;
-	size_t cursor, scroll;
+	/* the rows shown: indices in the topview's sorted view */
+	size_t *shown, nr_shown, cap_shown;
+	size_t cursor, scroll;		/* in shown[] */
 	int help;
-	int expanded;			/* the row below is expanded */
-	struct {			/* which row: survives re-sorting */
-		uint32_t pid;
-		char comm[TOPVIEW_COMM_MAX], dso[256], sym[256];
-	} exp;
+	/* a row is expanded if expand_all, unless it is toggled */
+	int expand_all;
+	struct row_key toggled[TOP_TOGGLED_MAX];
+	size_t nr_toggled;
 	enum prompt_kind prompt;
 	char input[64];
 };
@@ -39,29 +49,84 @@ static const char *const help_text[] = {
 	"",
 	"  Up, Down, PgUp, PgDn, Home, End   move the cursor",
 	"  Enter      expand / collapse the row: its callers and callees",
-	"  s          cycle the sort key: self, children, comm, dso, symbol",
+	"  E, C       expand / collapse every row",
+	"  s          cycle the sort key: self, children, comm, dso, symbol, pid",
 	"  k          toggle kernel frames",
 	"  u          toggle user frames",
 	"  c          filter by CPU (empty: all)",
 	"  p          filter by pid (empty: all)",
-	"  t          filter by command name (empty: all)",
+	"  m          filter by command name (empty: all)",
+	"  d          zoom into the row's object (again: out)",
+	"  t          zoom into the row's process (again: out)",
 	"  /          show only symbols containing a string (empty: all)",
 	"  z          zero every count",
-	"  d          toggle decay (counts fade by 7/8 per refresh)",
+	"  D          toggle decay (counts fade by 7/8 per refresh)",
 	"  P          pause / resume",
 	"  h, ?       this help",
 	"  q          quit",
 	"",
 	"Columns: overhead = self / shown samples; self = samples in the",
 	"function itself; children = samples with it anywhere on the stack.",
+	"Rows are listed while the sorted-by count (children in the children",
+	"sort, else self) is at least 1.",
 	"",
 	"Press any key to return.",
 };
 
+static int key_is(const struct row_key *k, const struct topview_row *r)
+{
+	return r->pid == k->pid && !strcmp(r->sym, k->sym) &&
+	       !strcmp(r->dso, k->dso) && !strcmp(r->comm, k->comm);
+}
+
+static size_t toggled_at(const struct top_screen *s, const struct topview_row *r)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_toggled; i++)
+		if (key_is(&s->toggled[i], r))
+			break;
+	return i;
+}
+
 static int row_is_expanded(const struct top_screen *s, const struct topview_row *r)
 {
-	return s->expanded && r->pid == s->exp.pid && !strcmp(r->sym, s->exp.sym) &&
-	       !strcmp(r->dso, s->exp.dso) && !strcmp(r->comm, s->exp.comm);
+	return s->expand_all != (toggled_at(s, r) < s->nr_toggled);
+}
+
+/*
+ * Listed: a count that prints as at least 1 in the column sorted by
+ * (self, but children in the children sort, as perf top --children), so
+ * that rows decayed to 0 and callers without self samples do not fill
+ * the screen; and, zoomed into an object, only its rows.
+ */
+static int row_listed(const struct top *t, const struct topview_row *r)
+{
+	double w = t->sort == TOPVIEW_SORT_CHILDREN ? r->children : r->self;
+
+	if (w < 0.5)
+		return 0;
+	return !t->zoom_dso[0] || !strcmp(r->dso, t->zoom_dso);
+}
+
+/* The sorted view, then the rows listed; 0 or -ENOMEM. */
+static int list_rows(struct top_screen *s)
+{
+	struct top *t = s->t;
+	size_t n = topview_sort(t->tv, t->sort);
+
+	s->nr_shown = 0;
+	if (NP_GROW(s->shown, s->cap_shown, n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (row_listed(t, topview_row(t->tv, i)))
+			s->shown[s->nr_shown++] = i;
+	return 0;
+}
+
+static const struct topview_row *shown_row(const struct top_screen *s, size_t i)
+{
+	return i < s->nr_shown ? topview_row(s->t->tv, s->shown[i]) : NULL;
 }
 
 static void put_line(int y, const char *s, attr_t attr)
@@ -83,7 +148,8 @@ static size_t expansion(struct top *t, const struct topview_row *r,
 {
 	*nc = topview_callers(t->tv, r, callers, TOP_GRAPH_MAX);
 	*ne = topview_callees(t->tv, r, callees, TOP_GRAPH_MAX);
-	return 2 + *nc + *ne;	/* two titles */
+	/* a title per side that has rows; one line saying neither has */
+	return *nc + *ne ? !!*nc + *nc + !!*ne + *ne : 1;
 }
 
 static void draw_edges(int *y, int ymax, const char *title, const struct topview_edge *e,
@@ -91,6 +157,8 @@ static void draw_edges(int *y, int ymax, const char *title, const struct topview
 {
 	char line[512];
 
+	if (!n)
+		return;
 	if (*y < ymax)
 		put_line((*y)++, title, A_BOLD);
 	for (size_t i = 0; i < n && *y < ymax; i++) {
@@ -100,6 +168,26 @@ static void draw_edges(int *y, int ymax, const char *title, const struct topview
 			 cli_basename(e[i].row->dso));
 		put_line((*y)++, line, A_DIM);
 	}
+}
+
+/* Does a filter hide samples?  (--daemon: the daemon applies it.) */
+static int filtered(const struct top *t)
+{
+	const struct topview_filter *f = &t->filter;
+
+	return f->cpu >= 0 || f->pid >= 0 || f->comm[0] || f->search[0] ||
+	       t->zoom_dso[0];
+}
+
+/* Lines row i of shown[] takes on screen, with its expansion. */
+static size_t row_lines(struct top_screen *s, size_t i)
+{
+	struct topview_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
+	const struct topview_row *r = shown_row(s, i);
+	size_t nc, ne;
+
+	return 1 + (row_is_expanded(s, r) ?
+		    expansion(s->t, r, callers, &nc, callees, &ne) : 0);
 }
 
 static void draw(struct top_screen *s)
@@ -112,7 +200,7 @@ static void draw(struct top_screen *s)
 	};
 	struct top *t = s->t;
 	struct topview_edge callers[TOP_GRAPH_MAX], callees[TOP_GRAPH_MAX];
-	size_t nrows, visible, nc = 0, ne = 0, exp_lines = 0;
+	size_t nrows, visible, used, nc = 0, ne = 0;
 	char l1[512], l2[512], line[1024];
 	int y, ymax = LINES - 1;	/* last line: prompt / message */
 
@@ -123,7 +211,9 @@ static void draw(struct top_screen *s)
 		refresh();
 		return;
 	}
-	nrows = topview_sort(t->tv, t->sort);
+	if (list_rows(s))
+		snprintf(t->message, sizeof(t->message), "out of memory listing rows");
+	nrows = s->nr_shown;
 	if (s->cursor >= nrows)
 		s->cursor = nrows ? nrows - 1 : 0;
 	top_header(t, l1, sizeof(l1), l2, sizeof(l2));
@@ -133,36 +223,38 @@ static void draw(struct top_screen *s)
 	put_line(2, line, A_REVERSE);
 	visible = ymax > 3 ? (size_t)(ymax - 3) : 1;
 
-	/* Keep the cursor on screen, counting an expansion above it. */
-	for (size_t i = 0; s->expanded && i < nrows; i++) {
-		const struct topview_row *r = topview_row(t->tv, i);
-
-		if (row_is_expanded(s, r)) {
-			exp_lines = expansion(t, r, callers, &nc, callees, &ne);
-			if (i >= s->scroll && i < s->cursor && visible > exp_lines)
-				visible -= exp_lines;
-			break;
-		}
-	}
+	/* Keep the cursor's row on screen, counting the expansions above it. */
 	if (s->cursor < s->scroll)
 		s->scroll = s->cursor;
-	if (s->cursor >= s->scroll + visible)
-		s->scroll = s->cursor - visible + 1;
+	for (;;) {
+		used = 0;
+		for (size_t i = s->scroll; i <= s->cursor && i < nrows; i++)
+			used += i == s->cursor ? 1 : row_lines(s, i);
+		if (used <= visible || s->scroll >= s->cursor)
+			break;
+		s->scroll++;
+	}
 
 	y = 3;
 	for (size_t i = s->scroll; i < nrows && y < ymax; i++) {
-		const struct topview_row *r = topview_row(t->tv, i);
+		const struct topview_row *r = shown_row(s, i);
 
 		cli_format_row(line, sizeof(line), r, topview_total(t->tv), 0);
 		put_line(y++, line, i == s->cursor ? A_REVERSE : A_NORMAL);
-		if (exp_lines && row_is_expanded(s, r)) {
-			draw_edges(&y, ymax, "    callers (share of this row's children):",
-				   callers, nc, r->children);
-			draw_edges(&y, ymax, "    callees:", callees, ne, r->children);
+		if (!row_is_expanded(s, r))
+			continue;
+		if (!expansion(t, r, callers, &nc, callees, &ne)) {
+			put_line(y++, "    (no callers, no callees)", A_DIM);
+			continue;
 		}
+		draw_edges(&y, ymax, "    callers (share of this row's children):",
+			   callers, nc, r->children);
+		draw_edges(&y, ymax, "    callees:", callees, ne, r->children);
 	}
 	if (!nrows)
-		put_line(4, "  (no samples yet)", A_DIM);
+		put_line(4, filtered(t) || topview_total_raw(t->tv) > 0 ?
+			 "  (no rows match: filter, search or zoom; see line 2)" :
+			 "  (no samples yet)", A_DIM);
 
 	if (s->prompt) {
 		snprintf(line, sizeof(line), "%s%s", prompts[s->prompt], s->input);
@@ -176,19 +268,33 @@ static void draw(struct top_screen *s)
 
 static void expand_toggle(struct top_screen *s)
 {
-	const struct topview_row *r = topview_row(s->t->tv, s->cursor);
+	const struct topview_row *r = shown_row(s, s->cursor);
+	size_t i;
 
 	if (!r)
 		return;
-	if (row_is_expanded(s, r)) {
-		s->expanded = 0;
+	i = toggled_at(s, r);
+	if (i < s->nr_toggled) {
+		s->toggled[i] = s->toggled[--s->nr_toggled];
 		return;
 	}
-	s->expanded = 1;
-	s->exp.pid = r->pid;
-	snprintf(s->exp.comm, sizeof(s->exp.comm), "%s", r->comm);
-	snprintf(s->exp.dso, sizeof(s->exp.dso), "%s", r->dso);
-	snprintf(s->exp.sym, sizeof(s->exp.sym), "%s", r->sym);
+	if (s->nr_toggled == TOP_TOGGLED_MAX) {
+		snprintf(s->t->message, sizeof(s->t->message),
+			 "at most %d rows toggled one by one: E or C first",
+			 TOP_TOGGLED_MAX);
+		return;
+	}
+	s->toggled[i].pid = r->pid;
+	snprintf(s->toggled[i].comm, sizeof(s->toggled[i].comm), "%s", r->comm);
+	snprintf(s->toggled[i].dso, sizeof(s->toggled[i].dso), "%s", r->dso);
+	snprintf(s->toggled[i].sym, sizeof(s->toggled[i].sym), "%s", r->sym);
+	s->nr_toggled++;
+}
+
+static void expand_all(struct top_screen *s, int all)
+{
+	s->expand_all = all;
+	s->nr_toggled = 0;
 }
 
 static void apply_filter(struct top_screen *s)
@@ -268,7 +374,8 @@ static int key(struct top_screen *s, int ch)
 {
 	struct top *t = s->t;
 	size_t page = LINES > 5 ? (size_t)LINES - 5 : 1;
-	size_t nrows = topview_nr_rows(t->tv);
+	size_t nrows = s->nr_shown;
+	const struct topview_row *r;
 
 	if (s->prompt) {
 		prompt_key(s, ch);
@@ -309,9 +416,12 @@ static int key(struct top_screen *s, int ch)
 	case KEY_ENTER:
 		expand_toggle(s);
 		break;
+	case 'E':
+	case 'C':
+		expand_all(s, ch == 'E');
+		break;
 	case 's':
-		/* the interactive cycle; pid is reachable with -s pid */
-		t->sort = t->sort >= TOPVIEW_SORT_SYMBOL ? TOPVIEW_SORT_SELF : t->sort + 1;
+		t->sort = t->sort + 1 >= TOPVIEW_SORT_NR ? TOPVIEW_SORT_SELF : t->sort + 1;
 		snprintf(t->message, sizeof(t->message), "sorted by %s",
 			 topview_sort_name(t->sort));
 		break;
@@ -333,21 +443,41 @@ static int key(struct top_screen *s, int ch)
 	case 'p':
 		start_prompt(s, PROMPT_PID);
 		break;
-	case 't':
+	case 'm':
 		start_prompt(s, PROMPT_COMM);
+		break;
+	case 'd':
+		/* perf top's zoom into a DSO: the view, the counts unchanged */
+		r = shown_row(s, s->cursor);
+		if (t->zoom_dso[0])
+			t->zoom_dso[0] = 0;
+		else if (r)
+			snprintf(t->zoom_dso, sizeof(t->zoom_dso), "%s", r->dso);
+		s->cursor = s->scroll = 0;
+		break;
+	case 't':
+		/* perf top's zoom into a thread: a pid filter, as p sets */
+		r = shown_row(s, s->cursor);
+		if (t->filter.pid >= 0)
+			t->filter.pid = -1;
+		else if (r)
+			t->filter.pid = r->pid;
+		else
+			break;
+		apply_filter(s);
 		break;
 	case '/':
 		start_prompt(s, PROMPT_SEARCH);
 		break;
 	case 'z':
-	case 'd':
+	case 'D':
 		if (t->daemon) {
 			snprintf(t->message, sizeof(t->message), "%s: not with --daemon "
 				 "(the daemon's %us window decides)",
 				 ch == 'z' ? "zero" : "decay", t->window_s);
 			break;
 		}
-		if (ch == 'd') {
+		if (ch == 'D') {
 			t->decay = !t->decay;
 			snprintf(t->message, sizeof(t->message), "decay %s",
 				 t->decay ? "on" : "off");
@@ -355,7 +485,7 @@ static int key(struct top_screen *s, int ch)
 		}
 		topview_zero(t->tv);
 		s->cursor = s->scroll = 0;
-		s->expanded = 0;
+		expand_all(s, 0);
 		snprintf(t->message, sizeof(t->message), "zeroed");
 		break;
 	case 'P':
@@ -425,6 +555,7 @@ int top_screen_run(struct top *t)
 quit:
 	endwin();
 	delscreen(scr);
+	free(s.shown);
 	if (ret < 0) {
 		cli_error("top", "reading samples: %s", strerror(-ret));
 		return EXIT_FAILURE_RT;

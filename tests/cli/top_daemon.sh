@@ -104,15 +104,15 @@ if command -v tmux >/dev/null; then
 		grep -q '\[k\]' "$WORK/screen.txt" &&
 			{ echo "FAIL: k left kernel frames:"; cat "$WORK/screen.txt"; exit 1; }
 	fi
-	keys k t
+	keys k m
 	wait_for '^comm \(empty: all\):'
 	keys -l nosuchcomm
 	keys Enter
 	wait_for 'comm=nosuchcomm'
-	wait_for '\(no samples yet\)'
-	keys t Enter
+	wait_for '\(no rows match'
+	keys m Enter
 	wait_for " hot +$HPID +hot +\[\.\] hot_a"
-	echo "ok   top --daemon full screen: k drops kernel frames, t filters by comm"
+	echo "ok   top --daemon full screen: k drops kernel frames, m filters by comm"
 	keys q
 	wait_for '^EXITED 0'
 	echo "ok   top --daemon full screen: q quits with status 0"

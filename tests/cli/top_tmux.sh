@@ -4,9 +4,10 @@
 # Drives the full-screen `nmiprof top` in a detached tmux against the
 # hot workload (tests/progs/hot: hot_a ~75%, hot_b ~25% of its CPU) and
 # checks what is on screen after each key: pid filter, hot function at
-# the top, sort cycling, help screen, search, call-graph expansion,
-# kernel-frame toggle, comm and CPU filters, decay, pause, terminal
-# resize, zero, quit.
+# the top, only rows with self samples in the self sort, sort cycling,
+# help screen, search, call-graph expansion (one row and all), kernel-frame
+# toggle, comm and CPU filters, zoom into an object and a process, decay,
+# pause, terminal resize, zero, quit.
 #
 #   top_tmux.sh NMIPROF HOT WORKDIR
 #
@@ -73,6 +74,15 @@ wait_for_line() {
 	exit 1
 }
 step() { echo "ok   $*"; }
+# until_screen WHAT CONDITION: until the shell CONDITION holds (10 s)
+until_screen() {
+	i=0
+	until eval "$2"; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || { echo "FAIL: $1; screen was:"; screen; exit 1; }
+		sleep 0.2
+	done
+}
 
 # The pane's shell reports top's exit status on screen.  (remain-on-exit
 # and #{pane_dead_status} would be neater, but tmux 3.3a was seen leaving
@@ -101,14 +111,25 @@ wait_for '\[\.\] hot_b'
 # header lines and the column titles) is hot_a (~75% vs hot_b's ~25%).
 wait_for_line 4 '\[\.\] hot_a'
 step "pid filter: hot_a on the top row, hot_b listed"
+# main, __libc_start_call_main, _start: children only, never self
+if grep -Eq '^ +[0-9.]+%  +0  ' "$WORK/screen.txt"; then
+	echo "FAIL: the self sort lists rows with 0 self samples:"
+	cat "$WORK/screen.txt"; exit 1
+fi
+step "self sort: no row with 0 self samples"
 
 keys s
 wait_for 'sort: children'
+wait_for '\[\.\] main'
 keys s
 wait_for 'sort: comm'
-keys s s s
+keys s s
+wait_for 'sort: symbol'
+keys s
+wait_for 'sort: pid'
+keys s
 wait_for 'sort: self'
-step "s cycles children, comm, dso, symbol, self"
+step "s cycles children (callers listed), comm, dso, symbol, pid, self"
 
 keys h
 wait_for '^nmiprof top: keys'
@@ -126,15 +147,36 @@ if grep -q '\[\.\] hot_a' "$WORK/screen.txt"; then
 fi
 grep -q '\[\.\] hot_b' "$WORK/screen.txt" || wait_for '\[\.\] hot_b'
 keys /
+keys -l zzz_no_such_symbol
+keys Enter
+wait_for 'no rows match'
+grep -q 'no samples yet' "$WORK/screen.txt" &&
+	{ echo "FAIL: 'no samples yet' with samples"; cat "$WORK/screen.txt"; exit 1; }
+keys /
 keys Enter
 wait_for '\[\.\] hot_a'
-step "/ search narrows to hot_b, empty search restores"
+step "/ search narrows to hot_b, to nothing ('no rows match'), empty restores"
 
+# user frames only: hot_a, a leaf, has callers and no callees
+keys k
+wait_for 'frames: user'
 keys Home Enter
 wait_for 'callers'
 wait_for '\[\.\] main'
-step "Enter expands hot_a: callers include main"
+if grep -q '^    callees:' "$WORK/screen.txt"; then
+	echo "FAIL: an empty callees heading under hot_a"; cat "$WORK/screen.txt"; exit 1
+fi
+step "Enter expands hot_a: callers include main, no empty callees heading"
 keys Enter
+keys k
+wait_for 'frames: kernel\+user'
+
+keys E
+until_screen "E expanded fewer than 2 rows" \
+	'[ "$(screen | grep -c "^    callers")" -ge 2 ]'
+keys C
+until_screen "C left rows expanded" '! screen | grep -q "^    callers"'
+step "E expands every row, C collapses them"
 
 keys k
 wait_for 'frames: user'
@@ -142,31 +184,70 @@ keys k
 wait_for 'frames: kernel\+user'
 step "k toggles kernel frames"
 
-keys t
+keys m
 wait_for '^comm \(empty: all\):'
 keys -l hot
 keys Enter
 wait_for 'comm=hot'
 wait_for '\[\.\] hot_a'
-keys t Enter
+keys m Enter
 keys c
 wait_for '^CPU \(empty: all\):'
 keys -l 4095
 keys Enter
 wait_for 'cpu=4095'
-wait_for '\(no samples yet\)'
+wait_for '\(no rows match'
 keys c Enter
 wait_for '\[\.\] hot_a'
-step "t filters by comm, c by CPU (an idle CPU id empties the view)"
+step "m filters by comm, c by CPU (an idle CPU id: 'no rows match')"
 
+# d: zoom into hot_a's object (the hot binary), every row listed is its
+keys Home
+wait_for_line 4 '\[\.\] hot_a'
 keys d
+wait_for 'dso=hot( |$)'
+if sed -n '4,39p' "$WORK/screen.txt" | grep -E '%  ' | grep -Ev ' hot +\[' >/dev/null; then
+	echo "FAIL: zoomed into hot, rows of other objects listed:"
+	cat "$WORK/screen.txt"; exit 1
+fi
+keys d
+until_screen "d did not zoom out" '! screen | grep -q "dso=hot"'
+step "d zooms into the row's object and out again"
+
+# t: zoom into hot_a's process, from a view of every process
+keys p Enter
+keys /
+keys -l hot_a
+keys Enter
+wait_for 'search=hot_a'
+wait_for_line 4 '\[\.\] hot_a'
+grep -q "pid=" "$WORK/screen.txt" && { echo "FAIL: pid filter not cleared"; cat "$WORK/screen.txt"; exit 1; }
+# other tests may run hot programs too: the zoom is into whichever hot_a
+# row is on top when t arrives, and lists that process's rows only
+keys Home t
+wait_for 'filter: pid=[0-9]+ '
+ZPID=$(sed -n 2p "$WORK/screen.txt" | sed 's/.*filter: pid=\([0-9]*\).*/\1/')
+if sed -n '4,39p' "$WORK/screen.txt" | grep -E '%  ' | awk -v p="$ZPID" '$5 != p' | grep -q .; then
+	echo "FAIL: zoomed into pid $ZPID, other processes listed:"
+	cat "$WORK/screen.txt"; exit 1
+fi
+keys t
+until_screen "t did not zoom out" '! screen | grep -q "pid=$ZPID"'
+keys / Enter p
+wait_for '^pid \(empty: all\):'
+keys -l "$HOTPID"
+keys Enter
+wait_for "filter: pid=$HOTPID\$"
+step "t zooms into the row's process and out again"
+
+keys D
 wait_for 'decay: off'
-keys d
+keys D
 wait_for 'decay: on'
 keys P
 wait_for '\[PAUSED\]'
 keys P
-step "d toggles decay, P pauses"
+step "D toggles decay, P pauses"
 
 t resize-window -t top -x 90 -y 16 2>/dev/null ||
 	t resize-pane -t top -x 90 -y 16
