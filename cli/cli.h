@@ -208,10 +208,15 @@ struct np_backend_opts;
 
 /* "kmod", "perf" (or "libperf"), "auto"; -1 if unknown. */
 int cli_parse_backend(const char *s);
-/* Opens and starts; on failure prints one line and sets *exit_code. */
+/*
+ * Opens and starts; on failure prints one line and sets *exit_code.
+ * Prints the backend's note (what it left out) as one line.
+ */
 struct np_backend *cli_backend_start(const char *cmd,
 				     const struct np_backend_opts *o,
 				     int *exit_code);
+/* The backend samples no kernel frames (a note said why). */
+int cli_backend_user_only(struct np_backend *b);
 /* SIGINT/SIGTERM/SIGHUP set a flag instead of killing us (no SA_RESTART,
  * so a blocking poll returns). */
 void cli_catch_signals(void);

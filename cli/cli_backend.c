@@ -23,6 +23,7 @@ struct np_backend *cli_backend_start(const char *cmd,
 				     int *exit_code)
 {
 	char err[512] = "";
+	struct np_backend_stats st;
 	struct np_backend *b;
 	int ret;
 
@@ -51,8 +52,17 @@ struct np_backend *cli_backend_start(const char *cmd,
 		*exit_code = cli_exit_for_errno(ret);
 		return NULL;
 	}
+	if (np_backend_stats(b, &st) == 0 && st.note)
+		cli_error(cmd, "note: %s", st.note);
 	*exit_code = EXIT_OK;
 	return b;
+}
+
+int cli_backend_user_only(struct np_backend *b)
+{
+	struct np_backend_stats st;
+
+	return np_backend_stats(b, &st) == 0 && st.kernel_excluded;
 }
 
 static volatile sig_atomic_t stop_requested;

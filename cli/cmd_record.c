@@ -269,7 +269,7 @@ int cmd_record(int argc, char **argv)
 	b = cli_backend_start("record", &bo, &ret);
 	if (!b)
 		goto out;
-	if (np_symbolizer_warning(r.syms))
+	if (np_symbolizer_warning(r.syms) && !cli_backend_user_only(b))
 		cli_error("record", "warning: %s", np_symbolizer_warning(r.syms));
 	/* An empty first segment: the file is a valid (empty) profile from
 	 * now on, whatever happens to us. */

@@ -439,7 +439,7 @@ int cmd_top(int argc, char **argv)
 	if (!t.b)
 		goto out;
 	/* Only now: a failure above stays the one line printed. */
-	if (np_symbolizer_warning(t.syms)) {
+	if (np_symbolizer_warning(t.syms) && !cli_backend_user_only(t.b)) {
 		if (stdio || once)
 			cli_error("top", "warning: %s", np_symbolizer_warning(t.syms));
 		else

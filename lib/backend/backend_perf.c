@@ -44,6 +44,7 @@ struct perf_backend {
 	struct np_perf_evl evl;
 	struct np_perf_samples smp;	/* evl, as the side-band's drain reads it */
 	const char *source;
+	const char *note;	/* what was left out and why, or NULL */
 	int pid;
 	unsigned int kdepth, udepth;
 	struct np_unwinder *uw;	/* user stacks copied and unwound here */
@@ -257,6 +258,8 @@ static int perf_stats(struct np_backend *b, struct np_backend_stats *st)
 	struct perf_backend *pb = (struct perf_backend *)b;
 
 	st->source = pb->source;
+	st->note = pb->note;
+	st->kernel_excluded = pb->note != NULL;
 	st->samples = pb->samples;
 	st->lost = pb->lost;
 	st->nr_cpus = pb->evl.nr_cpus;
@@ -353,6 +356,10 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		free(pb);
 		return NULL;
 	}
+	if (attr.exclude_kernel)
+		pb->note = "kernel frames left out: perf_event_paranoid is 2 or "
+			   "more, which lets a user sample only user space "
+			   "(run as root, with CAP_PERFMON, or lower it to 1)";
 	/* sample_id of SAMPLE_TYPE: TID, TIME, CPU: one word after TIME */
 	pb->evl.time_from_end = 1;
 	if (pb->uw) {

@@ -44,6 +44,8 @@ struct np_backend_opts {
 struct np_backend_stats {
 	const char *backend;	/* "kmod" or "libperf" */
 	const char *source;	/* "pmu", "ipi", "external", "cycles", "cpu-clock" */
+	const char *note;	/* one line: what is left out and why, or NULL */
+	int kernel_excluded;	/* user space only (perf_event_paranoid) */
 	uint64_t samples, lost;
 	uint32_t nr_cpus;
 	int nested_nmi_safe;	/* kmod only; -1 when unknown */

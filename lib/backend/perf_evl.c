@@ -69,6 +69,19 @@ void np_perf_evl_close(struct np_perf_evl *e)
 	memset(e, 0, sizeof(*e));
 }
 
+int np_perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = 2;	/* unreadable: assume Debian's default */
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
 static void open_error(int ret, const char *what, char *err, size_t errlen)
 {
 	int e = -ret;
@@ -117,6 +130,19 @@ int np_perf_evl_open(struct np_perf_evl *e, const struct np_backend_opts *o,
 	perf_evlist__add(e->evlist, evsel);
 	perf_evlist__set_maps(e->evlist, e->cpus, e->threads);
 	ret = perf_evlist__open(e->evlist);
+	if ((ret == -EACCES || ret == -EPERM) && !attr->exclude_kernel &&
+	    np_perf_paranoid() >= 2) {
+		/* What perf does for a user at paranoid 2: user space only. */
+		struct perf_event_attr *a = perf_evsel__attr(evsel);
+
+		a->exclude_kernel = a->exclude_hv = 1;
+		a->exclude_callchain_kernel = 1;
+		ret = perf_evlist__open(e->evlist);
+		if (ret == 0) {
+			attr->exclude_kernel = attr->exclude_hv = 1;
+			attr->exclude_callchain_kernel = 1;
+		}
+	}
 	if (ret < 0) {
 		open_error(ret, what, err, errlen);
 		/* not opened: no disable/munmap, only the references */

@@ -32,11 +32,15 @@ enum { NP_PERF_SRC_SIDEBAND, NP_PERF_SRC_SAMPLES };
 
 /*
  * Open attr on the selected CPUs and threads and mmap it.  Returns 0 or
- * -errno with err filled.
+ * -errno with err filled.  Refused kernel sampling at perf_event_paranoid
+ * >= 2 is retried for user space only, as perf does; attr then says
+ * exclude_kernel.
  */
 int np_perf_evl_open(struct np_perf_evl *e, const struct np_backend_opts *o,
 		     struct perf_event_attr *attr, int pages, const char *what,
 		     char *err, size_t errlen);
+/* /proc/sys/kernel/perf_event_paranoid (2 if unreadable). */
+int np_perf_paranoid(void);
 void np_perf_evl_close(struct np_perf_evl *e);
 /* Every record of every ring into oe, tagged src (until oe is full). */
 void np_perf_evl_read(struct np_perf_evl *e, struct np_ordered *oe, int src);

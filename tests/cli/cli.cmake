@@ -29,6 +29,9 @@ add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
 add_test(NAME cli_record_output COMMAND sh ${NMIPROF_CLI_TESTS}/record_output.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_TESTS}/fixture.nmp
   ${NMIPROF_CLI_WORK}/record_output)
+# An ordinary user at perf_event_paranoid=2 (issue 15, item 7).
+add_test(NAME cli_unprivileged COMMAND sh ${NMIPROF_CLI_TESTS}/unprivileged.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/unprivileged)
 # --help and man pages against the parsers; perf's spellings (issue 15).
 add_test(NAME cli_options COMMAND sh ${NMIPROF_CLI_TESTS}/options.sh
   $<TARGET_FILE:nmiprof> ${CMAKE_SOURCE_DIR} ${NMIPROF_CLI_TESTS}/fixture.nmp
@@ -46,10 +49,10 @@ else()
   add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
 endif()
 set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_record
-  cli_record_output cli_options cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+  cli_record_output cli_unprivileged cli_options cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
 set_tests_properties(cli_top_tmux cli_record cli_record_output cli_top_daemon
-  PROPERTIES RUN_SERIAL TRUE)
+  cli_unprivileged PROPERTIES RUN_SERIAL TRUE)
 
 # Benchmark: the cost of one top refresh over 100k rows (prints figures).
 add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topview.c)
