@@ -112,13 +112,17 @@ int np_write_atomic(const char *dir, const char *name, const void *buf,
 	char tmp[4096], dst[4096];
 	int fd, dfd, ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s/.tmp-%s", dir, name) >= (int)sizeof(tmp) ||
+	/* A temp name of its own: two writers of one name must not write
+	 * into, or rename, each other's temporary file. */
+	if (snprintf(tmp, sizeof(tmp), "%s/.tmp-%s.XXXXXX", dir, name) >= (int)sizeof(tmp) ||
 	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = np_write_all(fd, buf, len);
+	ret = fchmod(fd, 0640) ? -errno : 0;	/* mkostemp makes it 0600 */
+	if (!ret)
+		ret = np_write_all(fd, buf, len);
 	/* Data must be on disk before the rename makes it visible, or a
 	 * crash could leave a finished name with missing contents. */
 	if (!ret && fdatasync(fd))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "check.h"
 #include "np_unwind.h"
 
@@ -297,6 +298,67 @@ static void test_fuzz(void)
 
 /* ---- real objects, and the cache ---------------------------------- */
 
+/*
+ * Two processes writing the same object's table at once (two profilers
+ * starting on one machine): every write succeeds and a reader only ever
+ * sees the whole table, never one writer's file truncated by the other.
+ */
+static void test_cache_writers(const struct nmiprof_uw_table *t, size_t len)
+{
+	char dir[] = "/tmp/np_uw_raceXXXXXX", path[4096];
+	pid_t w[2];
+	int status, reads = 0, torn = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i < 2; i++) {
+		w[i] = fork();
+		if (w[i] == 0) {
+			int fails = 0;
+
+			for (int k = 0; k < 40; k++)
+				fails += np_uw_cache_write(dir, t, len) != 0;
+			_exit(fails ? 1 : 0);
+		}
+	}
+	for (int live = 2; live;) {
+		size_t clen;
+		struct nmiprof_uw_table *c;
+
+		c = np_uw_cache_read(dir, t->build_id, t->build_id_size, &clen);
+		if (c) {
+			reads++;
+			torn += clen != len || memcmp(c, t, len);
+		}
+		free(c);
+		live = 0;
+		for (int i = 0; i < 2; i++)
+			if (w[i] > 0 && waitpid(w[i], &status, WNOHANG) == w[i]) {
+				CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+				w[i] = 0;
+			}
+		for (int i = 0; i < 2; i++)
+			live += w[i] > 0;
+	}
+	CHECK(torn == 0);
+	printf("cache: 2 writers x 40, %d whole reads, %d torn\n", reads, torn);
+	{
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.' && (!de->d_name[1] ||
+			    !strcmp(de->d_name, "..")))
+				continue;
+			CHECK(!strstr(de->d_name, ".tmp"));	/* none left */
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+		if (d)
+			closedir(d);
+	}
+	rmdir(dir);
+}
+
 static void test_compile_and_cache(void)
 {
 	char err[256], dir[] = "/tmp/np_uw_cacheXXXXXX", path[4096];
@@ -334,6 +396,7 @@ static void test_compile_and_cache(void)
 	CHECK(kinds[NMIPROF_UW_CFA] > 20 * kinds[NMIPROF_UW_FP]);
 	CHECK(kinds[NMIPROF_UW_SIGNAL] >= 1);
 
+	test_cache_writers(t, len);
 	CHECK(mkdtemp(dir) != NULL);
 	CHECK(np_uw_cache_write(dir, t, len) == 0);
 	c = np_uw_cache_read(dir, t->build_id, t->build_id_size, &clen);
