@@ -73,6 +73,11 @@ install(FILES ${_np_kmod_src} DESTINATION ${NMIPROF_DKMS_SRCDIR} COMPONENT dkms)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/nmiprof
         DESTINATION ${NMIPROF_DKMS_SRCDIR}/include COMPONENT dkms
         FILES_MATCHING PATTERN "*.h")
+# The user stack walker the module shares with userspace (kmod/Kbuild:
+# $(src)/lib).
+install(FILES ${CMAKE_SOURCE_DIR}/lib/unwind/unwind_walk.c
+              ${CMAKE_SOURCE_DIR}/lib/unwind/np_unwind_walk.h
+        DESTINATION ${NMIPROF_DKMS_SRCDIR}/lib/unwind COMPONENT dkms)
 
 # For kernels without the nested-NMI-safe entry; the module's dmesg line
 # points here when it finds the entry missing.

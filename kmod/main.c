@@ -26,6 +26,7 @@
 #include "sample.h"
 #include "session.h"
 #include "stats.h"
+#include "unwind.h"
 #include "watchdog.h"
 
 static unsigned int freq = 1000;
@@ -53,6 +54,7 @@ static struct file *np_owner;		/* file that started the session */
 
 struct np_file {
 	bool hello;			/* NMIPROF_IOC_HELLO succeeded */
+	bool unwind;			/* loaded tables or set maps */
 };
 
 static int np_open(struct inode *inode, struct file *file)
@@ -76,6 +78,7 @@ static int np_release(struct inode *inode, struct file *file)
 		np_owner = NULL;
 	}
 	mutex_unlock(&np_lock);
+	np_uw_release(((struct np_file *)file->private_data)->unwind);
 	kfree(file->private_data);
 	return 0;
 }
@@ -226,6 +229,11 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case NMIPROF_IOC_GET_WATCHDOG:
 	case NMIPROF_IOC_SET_WATCHDOG:
 		return np_wd_ioctl(cmd, uarg);
+	case NMIPROF_IOC_UW_LOAD:
+	case NMIPROF_IOC_UW_DROP:
+	case NMIPROF_IOC_UW_SET_MAPS:
+	case NMIPROF_IOC_UW_STATS:
+		return np_uw_ioctl(cmd, uarg, &f->unwind);
 	}
 	return -ENOTTY;
 }
@@ -339,6 +347,7 @@ static void __exit np_exit(void)
 	np_wd_exit();
 	np_rings_flush_wakeups();
 	np_rings_free();
+	np_uw_exit();
 	np_sample_exit();
 	np_session_exit();
 	pr_info("nmiprof: unloaded\n");

@@ -8,7 +8,9 @@
  * hit user mode, else task_pt_regs(current)), read only through
  * copy_from_user_nmi(), which refuses when the current mm isn't loaded and
  * never sleeps; a window of stack is copied at a time and the frames
- * inside it are read from the copy (see np_uwin_fill()).  32-bit (ia32)
+ * inside it are read from the copy (see np_uwin_fill()).  A process the
+ * daemon gave unwind tables is walked with them instead (unwind_user.c),
+ * reading through the same window.  32-bit (ia32)
  * tasks have 4-byte frames, walked the same way, as perf_callchain_user32()
  * does.  Kernel threads and user workers have no user stack.
  *
@@ -35,6 +37,7 @@
 #include "ring.h"
 #include "sample.h"
 #include "session.h"
+#include "unwind.h"
 
 /*
  * Bytes of user stack np_uwin_fill() copies at once.  Every
@@ -94,17 +97,6 @@ static unsigned int np_kernel_stack(struct pt_regs *regs, u64 *buf,
 }
 
 /*
- * The copy of user stack the current walk reads its frames from: buf[0]
- * was at user address @base, and every frame that starts below @end lies
- * in it entirely.  Empty: @end is 0.
- */
-struct np_uwin {
-	unsigned long	base;
-	unsigned long	end;
-	u8		*buf;
-};
-
-/*
  * Refill the window starting at the frame at @fp, @frame bytes long.  The
  * refill stops at the end of @fp's page (but always covers the frame
  * itself, which may straddle two pages), so it reads no page the
@@ -114,8 +106,8 @@ struct np_uwin {
  * a short window is usable as far as it goes; only a frame that cannot be
  * copied whole is a fault.  Out of line: most frames need no refill.
  */
-static noinline int np_uwin_fill(struct np_uwin *w, unsigned long fp,
-				 unsigned long frame)
+noinline int np_uwin_fill(struct np_uwin *w, unsigned long fp,
+			  unsigned long frame)
 {
 	unsigned long n, len;
 
@@ -190,10 +182,17 @@ static __always_inline unsigned int np_user_walk(struct pt_regs *uregs,
 static unsigned int np_user_stack(struct pt_regs *uregs, u64 *buf,
 				  unsigned int max, u16 *flags, void *win)
 {
+	int n;
+
 	if (!max)
 		return 0;
-	if (user_64bit_mode(uregs))
+	if (user_64bit_mode(uregs)) {
+		/* the process's unwind tables, where it has any */
+		n = np_uw_user_stack(uregs, buf, max, flags, win);
+		if (n >= 0)
+			return n;
 		return np_user_walk(uregs, buf, max, flags, win, false);
+	}
 	return np_user_walk(uregs, buf, max, flags, win, true);
 }
 

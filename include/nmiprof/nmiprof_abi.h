@@ -40,7 +40,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	1	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	2	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -299,5 +299,60 @@ struct nmiprof_watchdog {
 
 #define NMIPROF_IOC_GET_WATCHDOG _IOR(NMIPROF_IOC_MAGIC, 16, struct nmiprof_watchdog)
 #define NMIPROF_IOC_SET_WATCHDOG _IOW(NMIPROF_IOC_MAGIC, 17, struct nmiprof_watchdog)
+
+/*
+ * Unwind tables (minor 2; struct nmiprof_uw_table in nmiprof_unwind.h).
+ * The daemon loads one table per ELF object (UW_LOAD, which validates it
+ * and returns its id) and gives each sampled process the set of its
+ * executable mappings (UW_SET_MAPS), which replaces the process's
+ * previous set whole; nr == 0 drops it.  A table's id stays unique for
+ * the module's life, so a set naming a dropped or evicted table falls
+ * back to frame pointers there.  Tables and sets are dropped when the
+ * last file that loaded or set any is closed.  The module keeps at most
+ * its unwind_budget_kb of tables, dropping the least recently used.
+ */
+struct nmiprof_uw_load {
+	__u64 table;		/* in: user pointer to the table */
+	__u32 len;		/* in: its bytes */
+	__u32 id;		/* out: nonzero */
+	__u64 __reserved[2];	/* must be zero */
+};
+
+/* ip in [start, end) is at ELF vaddr ip - bias of table (0: none). */
+struct nmiprof_uw_map {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 table;
+	__u32 __pad;		/* must be zero */
+};
+
+#define NMIPROF_UW_MAX_MAPS	4096
+
+struct nmiprof_uw_maps {
+	__u32 pid;		/* in: the process (tgid) */
+	__u32 nr;		/* in: maps, sorted, not overlapping; 0: drop */
+	__u64 maps;		/* in: user pointer to nr nmiprof_uw_map */
+	__u64 __reserved[2];	/* must be zero */
+};
+
+struct nmiprof_uw_stats {
+	__u64 tables;		/* loaded now */
+	__u64 table_bytes;
+	__u64 budget_bytes;
+	__u64 loaded;		/* accepted since module load */
+	__u64 refused;		/* failed validation */
+	__u64 evicted;		/* dropped for the budget, least recently used */
+	__u64 sets;		/* processes with a mapping set */
+	__u64 set_bytes;
+	__u64 walks;		/* table walks from NMI */
+	__u64 stops[8];		/* walks ended, per enum nmiprof_uw_stop */
+	__u64 __reserved[8];
+};
+
+#define NMIPROF_IOC_UW_LOAD	_IOWR(NMIPROF_IOC_MAGIC, 24, struct nmiprof_uw_load)
+#define NMIPROF_IOC_UW_DROP	_IOW(NMIPROF_IOC_MAGIC, 25, __u32)
+#define NMIPROF_IOC_UW_SET_MAPS	_IOW(NMIPROF_IOC_MAGIC, 26, struct nmiprof_uw_maps)
+#define NMIPROF_IOC_UW_STATS	_IOR(NMIPROF_IOC_MAGIC, 27, struct nmiprof_uw_stats)
 
 #endif /* _UAPI_NMIPROF_ABI_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User stacks walked with the compiled tables, from NMI.
+ *
+ * A 64-bit process with a mapping set (unwind_maps.c) is walked by the
+ * shared walker (unwind_walk.c), which takes each frame from its table
+ * row, or from frame pointers where the row says so or no table covers
+ * the pc.  Its callbacks: find() is the set's binary search and the
+ * table's slot; read() serves the walker's 8-byte reads from the sample's
+ * per-CPU window of stack, copied with copy_from_user_nmi() (sample.c's
+ * np_uwin_fill()).  Every read is inside [sp, sp + NP_UW_STACK_WINDOW),
+ * the walker checks, and each frame's sp is above the last, so a table
+ * cannot make the walk loop or wander.  A walk that does not reach the
+ * outermost frame ends with a marker frame (NMIPROF_UW_MARK) naming why,
+ * and every stop is counted per CPU by reason.
+ */
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/ptrace.h>
+
+#include "sample.h"
+#include "unwind.h"
+
+/* How far above sp a walk may read: deep enough for 127 large frames. */
+#define NP_UW_STACK_WINDOW	(1UL << 20)
+
+struct np_uw_cpu_stats {
+	u64 walks;
+	u64 stops[NMIPROF_UW_STOP_NR];
+};
+
+static DEFINE_PER_CPU(struct np_uw_cpu_stats, np_uw_stats);
+static unsigned int np_uw_users;	/* files that loaded or set, np_uw_lock */
+
+struct np_uw_ctx {
+	const struct np_uw_set *set;
+	struct np_uwin w;
+	unsigned long lo;
+};
+
+static int np_uw_find(void *c, __u64 ip, const struct nmiprof_uw_table **t,
+		      __u64 *bias)
+{
+	struct np_uw_ctx *x = c;
+	const struct nmiprof_uw_map *m = np_uw_set_find(x->set, ip);
+	const struct np_uw_ktable *kt;
+
+	if (!m)
+		return NMIPROF_UW_STOP_UNMAPPED;
+	kt = m->table ? np_uw_table_get(m->table) : NULL;
+	if (!kt)
+		return NMIPROF_UW_STOP_NO_TABLE;
+	*t = &kt->t;
+	*bias = m->bias;
+	return 0;
+}
+
+/*
+ * Refill from @addr rounded down to 16 bytes (not below sp): a row reads
+ * the return address at CFA - 8 and rbp below it, at CFA - 16.
+ */
+static int np_uw_read(void *c, __u64 addr, __u64 *val)
+{
+	struct np_uw_ctx *x = c;
+
+	if (addr < x->w.base || addr >= x->w.end) {
+		unsigned long at = max_t(unsigned long, addr & ~15UL, x->lo);
+
+		if (np_uwin_fill(&x->w, at, addr + 8 - at))
+			return -1;
+	}
+	memcpy(val, x->w.buf + (addr - x->w.base), sizeof(*val));
+	return 0;
+}
+
+static const struct np_uw_ops np_uw_ops = {
+	.find = np_uw_find,
+	.read = np_uw_read,
+};
+
+/*
+ * Walk current's user stack into @buf with its tables.  Returns the
+ * frames written, or -1 when current has no mapping set (the caller
+ * follows frame pointers as before).
+ */
+int np_uw_user_stack(struct pt_regs *uregs, u64 *buf, unsigned int max,
+		     u16 *flags, void *win)
+{
+	struct np_uw_cpu_stats *st = this_cpu_ptr(&np_uw_stats);
+	struct np_uw_regs regs = {
+		.ip = uregs->ip, .sp = uregs->sp, .bp = uregs->bp,
+	};
+	struct np_uw_ctx x = { .w.buf = win, .lo = uregs->sp };
+	unsigned long hi;
+	unsigned int nr;
+	int why;
+
+	if (!READ_ONCE(np_uw_nr_sets))
+		return -1;
+	rcu_read_lock();
+	x.set = np_uw_set_current();
+	if (!x.set) {
+		rcu_read_unlock();
+		return -1;
+	}
+	hi = x.lo < TASK_SIZE_MAX - NP_UW_STACK_WINDOW ?
+	     x.lo + NP_UW_STACK_WINDOW : TASK_SIZE_MAX;
+	why = np_uw_walk(&np_uw_ops, &x, &regs, x.lo, hi, buf, max, &nr);
+	rcu_read_unlock();
+
+	st->walks++;
+	st->stops[why]++;
+	if (why == NMIPROF_UW_STOP_DEPTH)
+		*flags |= NMIPROF_RF_USTACK_TRUNC;
+	else if (why == NMIPROF_UW_STOP_WINDOW)
+		*flags |= NMIPROF_RF_USTACK_FAULT;
+	if (why != NMIPROF_UW_STOP_END && nr) {
+		if (nr == max)
+			nr--;
+		buf[nr++] = NMIPROF_UW_MARK(why);
+	}
+	return nr;
+}
+
+static long np_uw_ioc_load(void __user *arg)
+{
+	struct nmiprof_uw_load ld;
+	long ret;
+
+	if (copy_from_user(&ld, arg, sizeof(ld)))
+		return -EFAULT;
+	if (memchr_inv(ld.__reserved, 0, sizeof(ld.__reserved)))
+		return -EINVAL;
+	ret = np_uw_table_load(u64_to_user_ptr(ld.table), ld.len, &ld.id);
+	if (ret)
+		return ret;
+	if (copy_to_user(arg, &ld, sizeof(ld))) {
+		np_uw_table_drop(ld.id);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long np_uw_ioc_maps(void __user *arg)
+{
+	struct nmiprof_uw_maps req;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (memchr_inv(req.__reserved, 0, sizeof(req.__reserved)) ||
+	    req.pid > PID_MAX_LIMIT)
+		return -EINVAL;
+	return np_uw_set_maps(req.pid, u64_to_user_ptr(req.maps), req.nr);
+}
+
+static long np_uw_ioc_stats(void __user *arg)
+{
+	struct nmiprof_uw_stats st;
+	int cpu, i;
+
+	memset(&st, 0, sizeof(st));
+	mutex_lock(&np_uw_lock);
+	np_uw_tables_stats(&st);
+	np_uw_sets_stats(&st);
+	mutex_unlock(&np_uw_lock);
+	/* Racy sums of per-CPU counters, like np_stats_read(). */
+	for_each_possible_cpu(cpu) {
+		struct np_uw_cpu_stats *s = per_cpu_ptr(&np_uw_stats, cpu);
+
+		st.walks += READ_ONCE(s->walks);
+		for (i = 0; i < NMIPROF_UW_STOP_NR; i++)
+			st.stops[i] += READ_ONCE(s->stops[i]);
+	}
+	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+/* @user: the file's flag, set once it loaded a table or set a process. */
+long np_uw_ioctl(unsigned int cmd, void __user *arg, bool *user)
+{
+	u32 id;
+
+	if (cmd == NMIPROF_IOC_UW_STATS)
+		return np_uw_ioc_stats(arg);
+	mutex_lock(&np_uw_lock);
+	if (!*user) {
+		*user = true;
+		np_uw_users++;
+	}
+	mutex_unlock(&np_uw_lock);
+	switch (cmd) {
+	case NMIPROF_IOC_UW_LOAD:
+		return np_uw_ioc_load(arg);
+	case NMIPROF_IOC_UW_DROP:
+		if (get_user(id, (u32 __user *)arg))
+			return -EFAULT;
+		return np_uw_table_drop(id);
+	case NMIPROF_IOC_UW_SET_MAPS:
+		return np_uw_ioc_maps(arg);
+	}
+	return -ENOTTY;
+}
+
+/*
+ * A file that used the ioctls above is closed: the last one takes the
+ * tables and sets with it, so a daemon that died leaves nothing behind.
+ */
+void np_uw_release(bool user)
+{
+	if (!user)
+		return;
+	mutex_lock(&np_uw_lock);
+	if (!--np_uw_users) {
+		np_uw_sets_clear();
+		np_uw_tables_clear();
+	}
+	mutex_unlock(&np_uw_lock);
+}
+
+void np_uw_exit(void)
+{
+	mutex_lock(&np_uw_lock);
+	np_uw_sets_clear();
+	np_uw_tables_clear();
+	mutex_unlock(&np_uw_lock);
+}
