@@ -52,6 +52,17 @@
  *   -L        require latched nested entries > 0
  *   -E        require samples from unclaimed (external) NMIs > 0
  *   -F TYPE   print the format text of record TYPE and exit
+ *   -T MODE   unwind tables (ABI 1.2), with -w: first require tables
+ *             that are truncated, overlapping, self-referencing (CFA =
+ *             rsp + 0), of huge offsets or row counts to be refused with
+ *             EINVAL; then give the workload child a mapping set naming
+ *             MODE "dropped": a table since dropped (a replaced file's):
+ *                     the walk falls back to frame pointers, and -w's
+ *                     user stack checks apply as they are;
+ *             MODE "wrong": a valid table for another file (rows of every
+ *                     kind that do not describe this code): the walk must
+ *                     stay bounded (no more frames than -u, table walks
+ *                     counted, samples keep coming) and no oops
  * Prints one "RESULT PASS" or "RESULT FAIL: why" line last; exit 0 on pass.
  */
 #define _GNU_SOURCE
@@ -77,6 +88,7 @@
 #include <sys/wait.h>
 
 #include "../../include/nmiprof/nmiprof_abi.h"
+#include "../../include/nmiprof/nmiprof_unwind.h"
 
 #define MAX_CPUS	64
 
@@ -461,6 +473,7 @@ struct hit {
 #define MAX_HITS 256
 static struct hit child_hits[MAX_HITS];
 static uint64_t child_samples, child_ustack_ok, child_ustack_total;
+static unsigned int child_uframes_max;	/* most user frames of a sample */
 static uint64_t child_ustack_deep;	/* ... and on to np_workload_outer */
 static pid_t child_pid, fault_pid, ia32_pid;
 static uint64_t ia32_samples, ia32_leaf, ia32_chain;
@@ -623,6 +636,8 @@ static void consume_sample(struct ring *r, int cpu,
 	if (!child_pid || s->pid != (uint32_t)child_pid)
 		return;
 	child_samples++;
+	if (s->nr_uframes > child_uframes_max)
+		child_uframes_max = s->nr_uframes;
 	uip = s->nr_uframes ? ust[0] :
 	      (s->hdr.common_flags & NMIPROF_RF_USER_MODE) ? s->ip : 0;
 	name = uip ? sym_find(&usyms, uip) : NULL;
@@ -644,6 +659,154 @@ static void consume_sample(struct ring *r, int cpu,
 			}
 		}
 	}
+}
+
+/* ---- -T: unwind tables ------------------------------------------------ */
+
+struct uw_buf {
+	struct nmiprof_uw_table t;
+	struct nmiprof_uw_row r[4096];
+};
+
+static struct uw_buf uwb;
+
+/* A valid table of n rows: CFA = rsp + 16, every 16 bytes. */
+static size_t uw_table(unsigned int n)
+{
+	memset(&uwb, 0, sizeof(uwb));
+	uwb.t.magic = NMIPROF_UW_MAGIC;
+	uwb.t.version = NMIPROF_UW_VERSION;
+	uwb.t.hdr_size = sizeof(uwb.t);
+	uwb.t.row_size = sizeof(uwb.r[0]);
+	uwb.t.nr_rows = n;
+	uwb.t.size = n * 16;
+	uwb.t.ra_off = -8;
+	for (unsigned int i = 0; i < n; i++) {
+		uwb.r[i].pc = i * 16;
+		uwb.r[i].cfa_off = 16;
+		uwb.r[i].info = NMIPROF_UW_CFA;
+		uwb.r[i].rbp_off = -2;
+	}
+	return sizeof(uwb.t) + n * sizeof(uwb.r[0]);
+}
+
+static int uw_load(int fd, size_t len, uint32_t *id)
+{
+	struct nmiprof_uw_load ld = { .table = (uintptr_t)&uwb, .len = len };
+
+	if (ioctl(fd, NMIPROF_IOC_UW_LOAD, &ld))
+		return -errno;
+	*id = ld.id;
+	return 0;
+}
+
+/* Each malformed table must be refused with EINVAL. */
+static void uw_refused(int fd)
+{
+	static const char *const what[] = {
+		"truncated", "overlapping rows", "self-referencing CFA",
+		"huge CFA offset", "huge row count", "rbp above the CFA",
+	};
+	uint32_t id;
+
+	for (unsigned int i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		size_t len = uw_table(64);
+		int ret;
+
+		switch (i) {
+		case 0: len -= 4; break;
+		case 1: uwb.r[9].pc = uwb.r[8].pc; break;
+		case 2: uwb.r[5].cfa_off = 0; break;
+		case 3: uwb.r[7].cfa_off = 0xffff; break;
+		case 4: uwb.t.nr_rows = 0xffffffffU; break;
+		case 5: uwb.r[3].rbp_off = 4; break;
+		}
+		ret = uw_load(fd, len, &id);
+		printf("unwind table %s: %s\n", what[i],
+		       ret ? strerror(-ret) : "ACCEPTED");
+		if (ret != -EINVAL)
+			fail("unwind table %s: want EINVAL, got %s", what[i],
+			     ret ? strerror(-ret) : "accepted");
+	}
+}
+
+/*
+ * The child's mapping set: this program's code, which the forked child
+ * shares, mapped to a table that was dropped ("dropped") or that
+ * describes other code ("wrong").
+ */
+static void uw_set_child(int fd, pid_t pid, const char *mode)
+{
+	struct nmiprof_uw_map maps[8];
+	struct nmiprof_uw_maps req = { .pid = pid, .maps = (uintptr_t)maps };
+	char exe[4096], line[4096 + 128];
+	uint32_t id = 0;
+	ssize_t n;
+	FILE *f;
+
+	if (!strcmp(mode, "dropped")) {
+		if (uw_load(fd, uw_table(64), &id) ||
+		    ioctl(fd, NMIPROF_IOC_UW_DROP, &id))
+			fail("unwind: load and drop a table: %s", strerror(errno));
+	} else {
+		/* rows of every kind, cycling, over 64 KiB */
+		size_t len = uw_table(4096);
+
+		for (unsigned int i = 0; i < 4096; i++) {
+			static const uint8_t kinds[] = {
+				NMIPROF_UW_CFA, NMIPROF_UW_CFA | NMIPROF_UW_CFA_RBP,
+				NMIPROF_UW_NONE, NMIPROF_UW_FP, NMIPROF_UW_PLT,
+				NMIPROF_UW_SIGNAL, NMIPROF_UW_END, NMIPROF_UW_CFA,
+			};
+
+			uwb.r[i].info = kinds[i % 8];
+			uwb.r[i].cfa_off = i % 8 == 7 ? NMIPROF_UW_MAX_CFA_OFF : 16;
+		}
+		if (uw_load(fd, len, &id))
+			fail("unwind: valid table refused: %s", strerror(errno));
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	f = fopen("/proc/self/maps", "r");
+	if (n <= 0 || !f) {
+		fail("unwind: cannot read this program's mappings");
+		if (f)
+			fclose(f);
+		return;
+	}
+	exe[n] = '\0';
+	while (fgets(line, sizeof(line), f) && req.nr < 8) {
+		unsigned long long start, end;
+		char perms[8], *path = strchr(line, '/');
+
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 ||
+		    !strchr(perms, 'x') || !path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		if (strcmp(path, exe))
+			continue;
+		maps[req.nr++] = (struct nmiprof_uw_map){
+			.start = start, .end = end, .bias = start, .table = id,
+		};
+	}
+	fclose(f);
+	if (!req.nr || ioctl(fd, NMIPROF_IOC_UW_SET_MAPS, &req))
+		fail("unwind: set the child's maps (%u): %s", req.nr,
+		     strerror(errno));
+	printf("unwind: child %d: %u mapping(s) -> %s table %u\n", (int)pid,
+	       req.nr, mode, id);
+}
+
+static void uw_stats(int fd, struct nmiprof_uw_stats *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (ioctl(fd, NMIPROF_IOC_UW_STATS, u))
+		fail("UW_STATS: %s", strerror(errno));
+	printf("unwind: %llu tables, %llu bytes, %llu refused, %llu walks; stops",
+	       (unsigned long long)u->tables, (unsigned long long)u->table_bytes,
+	       (unsigned long long)u->refused, (unsigned long long)u->walks);
+	for (int i = 0; i < NMIPROF_UW_STOP_NR; i++)
+		printf(" %llu", (unsigned long long)u->stops[i]);
+	printf("\n");
 }
 
 /* Consume everything up to head; returns bytes consumed. */
@@ -1324,7 +1487,7 @@ int main(int argc, char **argv)
 	bool stall = false, workload = false, want_latched = false;
 	bool bad_frames = false, want_external = false, until_cmd = false;
 	int cmd_status = 0;
-	const char *run_cmd = NULL, *ia32_prog = NULL;
+	const char *run_cmd = NULL, *ia32_prog = NULL, *uw_mode = NULL;
 	pid_t cmd_pid = 0;
 	uint64_t external = 0;
 	uint64_t min_samples = 1, total = 0, total_lost = 0, latched = 0;
@@ -1336,7 +1499,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:XH:n:LEF:B")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:XH:n:LEF:BT:")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -1390,6 +1553,7 @@ int main(int argc, char **argv)
 		case 'L': want_latched = true; break;
 		case 'E': want_external = true; break;
 		case 'F': format_type = atoi(optarg); break;
+		case 'T': uw_mode = optarg; break;
 		case 'B':
 			bad_input();
 			printf(failures ? "RESULT FAIL: %d bad-input checks\n" :
@@ -1436,12 +1600,16 @@ int main(int argc, char **argv)
 		fail("START: %s", strerror(errno));
 		goto out;
 	}
+	if (uw_mode)
+		uw_refused(fd);
 	if (workload) {
 		child_pid = fork();
 		if (child_pid == 0) {
 			np_workload_outer(secs);
 			_exit(0);
 		}
+		if (uw_mode)
+			uw_set_child(fd, child_pid, uw_mode);
 	}
 
 	if (bad_frames) {
@@ -1638,6 +1806,8 @@ int main(int argc, char **argv)
 			fail("workload: %.1f%% in hot_a/hot_b, want >= 90%%", in);
 		else if (share < 60 || share > 90)
 			fail("workload: hot_a share %.1f%%, want 60..90%%", share);
+		else if (uw_mode && !strcmp(uw_mode, "wrong"))
+			;	/* the walk is bounded, not right: below */
 		else if (child_ustack_total &&
 		    child_ustack_ok * 100 < child_ustack_total * 80 &&
 		    (cfg.flags & NMIPROF_CF_USER_STACKS) && h.nested_nmi_safe)
@@ -1651,6 +1821,19 @@ int main(int argc, char **argv)
 			     NP_DEEP_LEVELS + 1, NP_DEEP_FRAME,
 			     (unsigned long long)child_ustack_deep,
 			     (unsigned long long)child_ustack_total);
+	}
+	if (uw_mode) {
+		struct nmiprof_uw_stats u;
+
+		uw_stats(fd, &u);
+		if (u.refused < 6)
+			fail("unwind: %llu tables refused, want >= 6",
+			     (unsigned long long)u.refused);
+		if (!strcmp(uw_mode, "wrong") && !u.walks)
+			fail("unwind: no table walk with the wrong table");
+		if (child_uframes_max > cfg.ustack_depth)
+			fail("unwind: %u user frames, more than -u %u",
+			     child_uframes_max, cfg.ustack_depth);
 	}
 	if (bad_frames) {
 		printf("bad frames: %llu samples, %llu with a user stack fault\n",
