@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "np_ctl.h"
+#include "np_unwind.h"
 #include "store.h"
 
 void usage_status(FILE *out)
@@ -62,6 +63,29 @@ static void read_line(const char *path, char *buf, size_t len)
 	if (fgets(buf, (int)len, f))
 		buf[strcspn(buf, "\n")] = 0;
 	fclose(f);
+}
+
+/* The module's unwind tables (ABI 1.2) and why its table walks ended. */
+static void unwind_status(int fd)
+{
+	struct nmiprof_uw_stats u;
+
+	memset(&u, 0, sizeof(u));
+	if (ioctl(fd, NMIPROF_IOC_UW_STATS, &u)) {
+		printf("unwind:   unavailable: %s\n", strerror(errno));
+		return;
+	}
+	printf("unwind:   %llu tables, %.1f of %.1f MiB, %llu processes; "
+	       "%llu loaded, %llu refused, %llu evicted\n",
+	       (unsigned long long)u.tables, u.table_bytes / 1048576.0,
+	       u.budget_bytes / 1048576.0, (unsigned long long)u.sets,
+	       (unsigned long long)u.loaded, (unsigned long long)u.refused,
+	       (unsigned long long)u.evicted);
+	printf("unwind:   %llu walks, ended by:", (unsigned long long)u.walks);
+	for (int i = 0; i < NMIPROF_UW_STOP_NR; i++)
+		printf("%s %s %llu", i ? "," : "", np_uw_stop_name(i),
+		       (unsigned long long)u.stops[i]);
+	printf("\n");
 }
 
 /* The module, straight from the device. */
@@ -128,6 +152,8 @@ static void module_status(void)
 		       (unsigned long long)c->lockups);
 	}
 	free(cpus);
+	if (hello.abi_minor >= 2)
+		unwind_status(fd);
 	close(fd);
 }
 

@@ -9,7 +9,8 @@
  * The module has no process filter: with a pid, samples of processes
  * other than it and its descendants (as the perf backend's inherited
  * events see them) are dropped here.  User frames are symbolized from a
- * perf side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings.
+ * perf side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings;
+ * the same events keep the module's unwind tables current (kmod_unwind.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include "np_backend_impl.h"
 #include "np_format.h"
 #include "np_kring.h"
+#include "np_kmod_unwind.h"
 
 #define NR_MASK_BITS	(sizeof(((struct nmiprof_config *)0)->cpumask) * 8)
 #define NOT_FOLLOWED_SLOTS	1024	/* remembered non-descendants */
@@ -44,6 +46,9 @@ struct kmod_backend {
 	struct nmiprof_hello hello;
 	struct np_format *fmt;
 	struct np_perf_sideband *sb;	/* NULL if perf is unavailable */
+	struct np_kmod_unwind *uw;	/* NULL: frame pointers only */
+	np_event_fn ufn;		/* unwind tap trampoline */
+	void *uarg;
 	uint64_t mask[NR_MASK_BITS / 64];
 	struct kcpu *cpus;	/* hello.nr_cpu_ids entries */
 	uint64_t sb_lost, filtered;
@@ -362,11 +367,26 @@ static int pid_filter(const struct np_event *ev, void *arg)
 	return kb->fn(ev, kb->arg);
 }
 
+/* Every event the consumer gets also keeps the module's tables current. */
+static int unwind_tap(const struct np_event *ev, void *arg)
+{
+	struct kmod_backend *kb = arg;
+
+	np_kmod_unwind_event(kb->uw, ev);
+	return kb->ufn(ev, kb->uarg);
+}
+
 static int kmod_drain(struct np_backend *b, np_event_fn fn, void *arg)
 {
 	struct kmod_backend *kb = (struct kmod_backend *)b;
 	int n = 0, stopped = 0;
 
+	if (kb->uw) {
+		kb->ufn = fn;
+		kb->uarg = arg;
+		fn = unwind_tap;
+		arg = kb;
+	}
 	if (kb->pid >= 0) {
 		kb->fn = fn;
 		kb->arg = arg;
@@ -380,6 +400,8 @@ static int kmod_drain(struct np_backend *b, np_event_fn fn, void *arg)
 		if (kb->cpus[cpu].mapped)
 			n += np_kring_drain(&kb->cpus[cpu].ring, kb->fmt, fn, arg,
 					    &stopped);
+	if (kb->uw)
+		np_kmod_unwind_flush(kb->uw);
 	return n;
 }
 
@@ -415,6 +437,8 @@ static int kmod_stats(struct np_backend *b, struct np_backend_stats *st)
 	if (st->cost_min_ns == UINT64_MAX)
 		st->cost_min_ns = 0;
 	st->cost_avg_ns = st->samples ? sum / st->samples : 0;
+	if (kb->uw)
+		np_kmod_unwind_stats(kb->uw, st);
 	free(cs);
 	return 0;
 }
@@ -431,6 +455,7 @@ static void kmod_close(struct np_backend *b)
 	}
 	free(kb->cpus);
 	free(kb->followed);
+	np_kmod_unwind_free(kb->uw);
 	np_perf_sideband_close(kb->sb);
 	np_format_free(kb->fmt);
 	if (kb->fd >= 0)
@@ -512,6 +537,14 @@ struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 		goto fail;
 	/* Without side-band, user frames fall back to /proc/PID/maps. */
 	kb->sb = np_perf_sideband_open(o, sberr, sizeof(sberr));
+	/*
+	 * Unwind tables for a module of ABI 1.2 on: without them (or with
+	 * ustack_copy 0, "frame pointers only"), the module follows frame
+	 * pointers as before.
+	 */
+	if (kb->hello.abi_minor >= 2 && o->user_stacks && o->ustack_copy)
+		kb->uw = np_kmod_unwind_new(kb->fd, sys, o->unwind_cache,
+					    sberr, sizeof(sberr));
 	return &kb->base;
 fail:
 	kmod_close(&kb->base);

@@ -155,6 +155,15 @@ const struct np_map *np_symbolizer_map(struct np_symbolizer *s, uint32_t pid,
 	return pr ? np_proc_find(pr, addr) : NULL;
 }
 
+const struct np_map *np_symbolizer_maps(struct np_symbolizer *s, uint32_t pid,
+					size_t *nr)
+{
+	struct np_proc *pr = proc_seen(s, pid);
+
+	*nr = pr ? pr->nr : 0;
+	return pr ? pr->maps : NULL;
+}
+
 int np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 {
 	struct np_proc *pr, *parent;

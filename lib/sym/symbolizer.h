@@ -48,6 +48,9 @@ struct np_symbolizer *np_symbolizer_new_maps(char *err, size_t errlen);
 struct np_map;
 const struct np_map *np_symbolizer_map(struct np_symbolizer *s, uint32_t pid,
 				       uint64_t addr);
+/* pid's executable mappings, sorted by address (*nr of them), or NULL. */
+const struct np_map *np_symbolizer_maps(struct np_symbolizer *s, uint32_t pid,
+					size_t *nr);
 void np_symbolizer_free(struct np_symbolizer *s);
 /* Feed side-band events (MMAP, COMM, FORK, EXIT); samples are ignored. */
 /*

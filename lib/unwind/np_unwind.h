@@ -96,6 +96,20 @@ int np_unwinder_walk(struct np_unwinder *u, uint32_t pid,
 		     const struct np_uw_regs *regs, const void *stack,
 		     size_t stack_len, uint64_t *frames, unsigned int max,
 		     unsigned int *nr);
+/*
+ * pid's executable code as nmiprof.ko's mapping sets want it: [start, end)
+ * of the process's addresses at ELF vaddr addr - bias of obj (NULL: no
+ * table there), sorted and disjoint.  Tables come from the cache, or are
+ * compiled within the unwinder's budget; *deferred counts objects whose
+ * compile was put off (ask again later).  Returns the spans written, at
+ * most max, or -1 if pid is unknown.
+ */
+struct np_uw_span {
+	uint64_t start, end, bias;
+	const struct np_uw_obj *obj;
+};
+int np_unwinder_spans(struct np_unwinder *u, uint32_t pid,
+		      struct np_uw_span *out, int max, int *deferred);
 void np_unwinder_stats(const struct np_unwinder *u, struct np_unwinder_stats *st);
 void np_unwinder_free(struct np_unwinder *u);
 

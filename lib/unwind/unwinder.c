@@ -239,6 +239,53 @@ int np_unwinder_walk(struct np_unwinder *u, uint32_t pid,
 	return why;
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const struct np_uw_span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int np_unwinder_spans(struct np_unwinder *u, uint32_t pid,
+		      struct np_uw_span *out, int max, int *deferred)
+{
+	size_t nr_maps;
+	const struct np_map *maps = np_symbolizer_maps(u->maps, pid, &nr_maps);
+	int n = 0;
+
+	*deferred = 0;
+	if (!maps)
+		return -1;
+	u->pid = pid;
+	for (size_t i = 0; i < nr_maps && n < max; i++) {
+		const struct np_map *m = &maps[i];
+		uint64_t len = m->end - m->start, before = u->st.deferred;
+		struct np_uw_obj *o = obj_of(u, m);
+		int first = n;
+
+		if (u->st.deferred != before)
+			(*deferred)++;
+		/* each executable segment the mapping shows, as uw_find() */
+		for (int j = 0; o && j < o->nr_segs && n < max; j++) {
+			const struct np_uw_seg *s = &o->segs[j];
+			uint64_t a = s->off > m->pgoff ? s->off : m->pgoff;
+			uint64_t b = s->off + s->filesz < m->pgoff + len ?
+				     s->off + s->filesz : m->pgoff + len;
+
+			if (a >= b)
+				continue;
+			out[n].start = m->start + (a - m->pgoff);
+			out[n].end = m->start + (b - m->pgoff);
+			out[n].bias = m->start - m->pgoff + s->off - s->vaddr;
+			out[n++].obj = o;
+		}
+		if (n == first && n < max)
+			out[n++] = (struct np_uw_span){ m->start, m->end, 0, NULL };
+	}
+	qsort(out, n, sizeof(*out), span_cmp);
+	return n;
+}
+
 void np_unwinder_stats(const struct np_unwinder *u, struct np_unwinder_stats *st)
 {
 	*st = u->st;

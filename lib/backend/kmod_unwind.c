@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unwind tables for nmiprof.ko: for every process the module samples,
+ * the tables of the objects it maps executable (lib/unwind's compile and
+ * cache, through the same np_unwinder as the libperf backend) are loaded
+ * once per object (NMIPROF_IOC_UW_LOAD) and the process's mapping set
+ * (NMIPROF_IOC_UW_SET_MAPS) is sent, whole, whenever it changes.
+ *
+ * Which mappings a process has comes from the unwinder's maps: read from
+ * /proc/PID/maps the first time a process is met (it existed before we
+ * started, or we have not seen its MMAP2 yet), then kept by the MMAP2
+ * side-band, the stream that also names the objects for symbolizing.
+ * /proc alone would have to be polled to see new mappings; MMAP2 alone
+ * knows nothing of processes started before us.  A process's set is
+ * sent when its first sample arrives (that sample still used frame
+ * pointers), again after an MMAP2 of code or an exec, and dropped at its
+ * EXIT.  Compiles the unwinder deferred are asked for again a second on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "np_clock.h"
+#include "np_kmod_unwind.h"
+#include "np_unwind.h"
+
+#define PROC_SLOTS	4096		/* processes tracked, open addressing */
+#define OBJ_SLOTS	1024		/* objects loaded */
+#define RETRY_NS	1000000000ULL
+
+struct kproc {
+	uint32_t pid;			/* 0: free */
+	uint8_t dirty;			/* set to be (re)sent */
+	uint64_t retry_ns;		/* deferred compiles: resend then */
+};
+
+struct kobj {
+	const struct np_uw_obj *obj;	/* the unwinder's, lives as long */
+	uint32_t id;
+};
+
+struct np_kmod_unwind {
+	int fd;
+	const struct np_kmod_sys *sys;
+	struct np_unwinder *uw;
+	struct kproc procs[PROC_SLOTS];
+	struct kobj objs[OBJ_SLOTS];
+	unsigned int nr_dirty;
+	uint64_t sets_sent, load_errors, set_errors;
+	struct np_uw_span spans[NMIPROF_UW_MAX_MAPS];
+	struct nmiprof_uw_map maps[NMIPROF_UW_MAX_MAPS];
+};
+
+struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
+					  const char *cache_dir, char *err,
+					  size_t errlen)
+{
+	struct np_unwinder_opts uo = { .cache_dir = cache_dir };
+	struct np_kmod_unwind *k = calloc(1, sizeof(*k));
+
+	if (!k) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (!uo.cache_dir)
+		uo.cache_dir = getenv("NMIPROF_UNWIND_CACHE");
+	k->uw = np_unwinder_new(&uo, err, errlen);
+	if (!k->uw) {
+		free(k);
+		return NULL;
+	}
+	k->fd = fd;
+	k->sys = sys;
+	return k;
+}
+
+/* pid's slot, created if @create; NULL when absent or the table is full. */
+static struct kproc *proc_of(struct np_kmod_unwind *k, uint32_t pid, int create)
+{
+	for (unsigned int i = 0; i < PROC_SLOTS; i++) {
+		struct kproc *p = &k->procs[(pid + i) % PROC_SLOTS];
+
+		if (p->pid == pid)
+			return p;
+		if (!p->pid) {
+			if (!create)
+				return NULL;
+			p->pid = pid;
+			p->dirty = 1;
+			k->nr_dirty++;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static void mark(struct np_kmod_unwind *k, struct kproc *p)
+{
+	if (p && !p->dirty) {
+		p->dirty = 1;
+		k->nr_dirty++;
+	}
+}
+
+/* Remove pid's slot, keeping every other pid's probe chain intact. */
+static void forget(struct np_kmod_unwind *k, struct kproc *p)
+{
+	unsigned int i = p - k->procs, j = i;
+
+	if (p->dirty)
+		k->nr_dirty--;
+	memset(p, 0, sizeof(*p));
+	for (;;) {
+		struct kproc *q;
+		unsigned int home;
+
+		j = (j + 1) % PROC_SLOTS;
+		q = &k->procs[j];
+		if (!q->pid)
+			return;
+		home = q->pid % PROC_SLOTS;
+		/* q stays if its home lies cyclically in (i, j] */
+		if ((i < j) ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		k->procs[i] = *q;
+		memset(q, 0, sizeof(*q));
+		i = j;
+	}
+}
+
+static void drop_set(struct np_kmod_unwind *k, uint32_t pid)
+{
+	struct nmiprof_uw_maps req = { .pid = pid };
+
+	k->sys->ioctl(k->fd, NMIPROF_IOC_UW_SET_MAPS, &req);
+}
+
+void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
+{
+	struct kproc *p;
+
+	switch (ev->type) {
+	case NP_EV_SAMPLE:
+		if (ev->sample.nr_uframes && ev->sample.pid)
+			proc_of(k, ev->sample.pid, 1);
+		return;
+	case NP_EV_MMAP:
+		np_unwinder_event(k->uw, ev);
+		if (ev->mmap.prot & 4 /* PROT_EXEC */)
+			mark(k, proc_of(k, ev->mmap.pid, 0));
+		return;
+	case NP_EV_COMM:
+		np_unwinder_event(k->uw, ev);
+		if (ev->comm.exec)
+			mark(k, proc_of(k, ev->comm.pid, 0));
+		return;
+	case NP_EV_EXIT:
+		np_unwinder_event(k->uw, ev);
+		p = ev->task.pid == ev->task.tid ? proc_of(k, ev->task.pid, 0) : NULL;
+		if (p) {
+			drop_set(k, p->pid);
+			forget(k, p);
+		}
+		return;
+	case NP_EV_FORK:
+		np_unwinder_event(k->uw, ev);
+		return;
+	default:
+		return;
+	}
+}
+
+/* The module's id of @o's table, loading it the first time; 0: none. */
+static uint32_t table_id(struct np_kmod_unwind *k, const struct np_uw_obj *o)
+{
+	uintptr_t h = (uintptr_t)o / 64;
+
+	for (unsigned int i = 0; i < OBJ_SLOTS; i++) {
+		struct kobj *e = &k->objs[(h + i) % OBJ_SLOTS];
+		struct nmiprof_uw_load ld = { .table = (uintptr_t)o->t,
+					      .len = o->bytes };
+
+		if (e->obj == o)
+			return e->id;
+		if (e->obj)
+			continue;
+		if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_LOAD, &ld) < 0) {
+			k->load_errors++;
+			ld.id = 0;	/* not asked again: walked by frame pointers */
+		}
+		e->obj = o;
+		e->id = ld.id;
+		return e->id;
+	}
+	return 0;
+}
+
+static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now)
+{
+	struct nmiprof_uw_maps req = { .pid = p->pid, .maps = (uintptr_t)k->maps };
+	int deferred, n;
+
+	n = np_unwinder_spans(k->uw, p->pid, k->spans, NMIPROF_UW_MAX_MAPS,
+			      &deferred);
+	p->retry_ns = deferred ? now + RETRY_NS : 0;
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		k->maps[i] = (struct nmiprof_uw_map){
+			.start = k->spans[i].start,
+			.end = k->spans[i].end,
+			.bias = k->spans[i].bias,
+			.table = k->spans[i].obj ? table_id(k, k->spans[i].obj) : 0,
+		};
+	}
+	req.nr = n;
+	if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_SET_MAPS, &req) < 0) {
+		k->set_errors++;
+		/* gone already (ESRCH): its EXIT is on its way */
+		return;
+	}
+	k->sets_sent++;
+}
+
+void np_kmod_unwind_flush(struct np_kmod_unwind *k)
+{
+	uint64_t now = np_mono_ns();
+
+	for (unsigned int i = 0; i < PROC_SLOTS; i++) {
+		struct kproc *p = &k->procs[i];
+
+		if (!p->pid)
+			continue;
+		if (p->retry_ns && now >= p->retry_ns)
+			mark(k, p);
+		if (!p->dirty)
+			continue;
+		p->dirty = 0;
+		k->nr_dirty--;
+		send_set(k, p, now);
+	}
+}
+
+void np_kmod_unwind_stats(struct np_kmod_unwind *k, struct np_backend_stats *st)
+{
+	struct nmiprof_uw_stats us;
+
+	memset(&us, 0, sizeof(us));
+	if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_STATS, &us) < 0)
+		return;
+	st->unwind_walks = us.walks;
+	for (int i = 0; i < NMIPROF_UW_STOP_NR; i++)
+		st->unwind_stops[i] = us.stops[i];
+	st->unwind_tables = us.tables;
+	st->unwind_table_bytes = us.table_bytes;
+}
+
+void np_kmod_unwind_free(struct np_kmod_unwind *k)
+{
+	if (!k)
+		return;
+	np_unwinder_free(k->uw);
+	free(k);
+}
