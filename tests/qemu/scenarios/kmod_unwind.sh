@@ -49,7 +49,12 @@ awk -v a="$a" -v b="$b" -v want="$want" 'BEGIN {
 nmiprof record -o /tmp/split2.prof --backend kmod -F 1000 -- unwind_split 3 \
 	>"$RESULTS/split2.out" 2>&1 &
 rec=$!
-sleep 2
+i=0
+until nmiprof status 2>/dev/null | grep -qE '^unwind:.* [1-9][0-9]* tables'; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || break
+	sleep 0.1
+done
 save status.txt nmiprof status
 if rmmod nmiprof 2>"$RESULTS/rmmod_busy.txt"; then
 	fail "rmmod succeeded while a reader had the rings mapped"
