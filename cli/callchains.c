@@ -4,9 +4,10 @@
  * from its function up to the root over which its self samples arrived,
  * heaviest first, as perf report's caller graph shows them.
  *
- * One walk over the stacks: a stack's innermost frame is matched to a
- * printed row by the model's interned string pointers (equal strings are
- * the same pointer inside one topview), so no string is compared twice.
+ * One walk over the stacks: the model says which row a stack's innermost
+ * frame falls in (topview_foreach_row_stack); printed rows are found by
+ * the row's address.  A row wider than a symbol (--sort dso, comm, ...)
+ * shows the chains from the sampled function on, as perf's do.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,32 +34,31 @@ struct chains {
 	size_t nr;
 	char *buf;
 	size_t cap;
+	unsigned sym_rows;	/* 1: rows are symbols */
 };
 
-static struct row_chains *find_row(struct chains *cs, const struct np_frame *f,
-				   uint32_t pid, const char *comm)
+static struct row_chains *find_row(struct chains *cs, const struct topview_row *r)
 {
 	/* Rows printed are few: a linear scan on pointers is enough. */
-	for (size_t i = 0; i < cs->nr; i++) {
-		const struct topview_row *r = cs->rows[i].row;
-
-		if (r->sym == f->sym && r->dso == f->dso && r->pid == pid &&
-		    r->comm == comm && r->kernel == f->kernel)
+	for (size_t i = 0; i < cs->nr; i++)
+		if (cs->rows[i].row == r)
 			return &cs->rows[i];
-	}
 	return NULL;
 }
 
-static int add_chain(const struct np_frame *frames, unsigned nr, uint32_t pid,
-		     const char *comm, double w, void *arg)
+static int add_chain(const struct topview_stack *s, void *arg)
 {
 	struct chains *cs = arg;
-	struct row_chains *rc = find_row(cs, &frames[0], pid, comm);
+	struct row_chains *rc = find_row(cs, s->rows[0]);
+	/* A symbol row names frames[0] already: its chain is the callers. */
+	const struct np_frame *frames = s->frames + cs->sym_rows;
+	unsigned nr = s->nr - cs->sym_rows;
+	double w = s->weight;
 	size_t len = 1, n = 0;
 
 	if (!rc)
 		return 0;
-	for (unsigned i = 1; i < nr && i <= CHAIN_MAX_DEPTH; i++)
+	for (unsigned i = 0; i < nr && i < CHAIN_MAX_DEPTH; i++)
 		len += strlen(frames[i].sym) + 8;
 	if (len > cs->cap) {
 		char *b = realloc(cs->buf, len);
@@ -69,12 +69,12 @@ static int add_chain(const struct np_frame *frames, unsigned nr, uint32_t pid,
 		cs->cap = len;
 	}
 	cs->buf[0] = 0;
-	for (unsigned i = 1; i < nr && i <= CHAIN_MAX_DEPTH; i++)
-		n += (size_t)snprintf(cs->buf + n, len - n, "%s%s%s", i > 1 ? " <- " : "",
+	for (unsigned i = 0; i < nr && i < CHAIN_MAX_DEPTH; i++)
+		n += (size_t)snprintf(cs->buf + n, len - n, "%s%s%s", i ? " <- " : "",
 				      frames[i].sym, frames[i].kernel ? " [k]" : "");
-	if (nr > CHAIN_MAX_DEPTH + 1)
+	if (nr > CHAIN_MAX_DEPTH)
 		snprintf(cs->buf + n, len - n, " <- ...");
-	if (nr == 1)
+	if (!nr)
 		snprintf(cs->buf, len, "(no callers)");
 
 	for (size_t i = 0; i < rc->nr; i++) {
@@ -117,15 +117,16 @@ void cli_print_chains(FILE *out, struct topview *tv,
 	if (!cs.rows)
 		return;
 	cs.nr = nr;
+	cs.sym_rows = topview_keys_has(topview_keys(tv), TOPVIEW_KEY_SYM);
 	for (size_t i = 0; i < nr; i++)
 		cs.rows[i].row = rows[i];
-	if (topview_foreach_stack(tv, add_chain, &cs))
+	if (topview_foreach_row_stack(tv, add_chain, &cs))
 		fprintf(out, "# call chains incomplete: out of memory\n");
 	for (size_t i = 0; i < nr; i++) {
 		struct row_chains *rc = &cs.rows[i];
 		char line[1024];
 
-		cli_format_row(line, sizeof(line), rc->row, topview_total(tv), 0);
+		cli_format_row(line, sizeof(line), topview_keys(tv), rc->row, topview_total(tv), 0);
 		fprintf(out, "%s\n", line);
 		if (rc->nr)
 			qsort(rc->c, rc->nr, sizeof(*rc->c), chain_cmp);

@@ -18,9 +18,12 @@
  * ancestor says so), and branches below the percent limit are summed
  * into one "(other)" line per node so that every level adds up.
  *
- * One walk over the stacks builds every tree: a frame is matched to a
- * printed row by a hash of the model's interned string pointers (equal
- * strings are one pointer inside a topview).
+ * Rows wider than a symbol (--sort dso, comm, ...) have no function at
+ * the root: their trees start at the frame in the row, as perf's do.
+ *
+ * One walk over the stacks builds every tree: the model says which row
+ * each frame falls in (topview_foreach_row_stack), and a printed row's
+ * tree is found by the row's address.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,31 +53,25 @@ struct graph {
 	size_t mask;
 	uint64_t stack_no;
 	const struct cli_graph_opts *o;
+	int sym_rows;		/* rows are symbols: the tree's root */
 	int oom;
 };
 
-static size_t key_hash(const char *sym, const char *dso, int kernel,
-		       uint32_t pid, const char *comm)
+static size_t row_hash(const struct topview_row *r)
 {
-	uint64_t h = (uintptr_t)sym * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = (uintptr_t)r * 0x9e3779b97f4a7c15ULL;
 
-	h = (h ^ (uintptr_t)dso) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ (uintptr_t)comm) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ ((uint64_t)pid << 1 | (kernel ? 1 : 0))) * 0x9e3779b97f4a7c15ULL;
 	return (size_t)(h ^ (h >> 29));
 }
 
-static struct gtree *find_tree(struct graph *g, const struct np_frame *f,
-			       uint32_t pid, const char *comm)
+static struct gtree *find_tree(struct graph *g, const struct topview_row *r)
 {
-	size_t i = key_hash(f->sym, f->dso, f->kernel, pid, comm) & g->mask;
+	size_t i = row_hash(r) & g->mask;
 
 	for (; g->slot[i]; i = (i + 1) & g->mask) {
 		struct gtree *t = &g->t[g->slot[i] - 1];
-		const struct topview_row *r = t->row;
 
-		if (r->sym == f->sym && r->dso == f->dso && r->pid == pid &&
-		    r->comm == comm && !r->kernel == !f->kernel)
+		if (t->row == r)
 			return t;
 	}
 	return NULL;
@@ -119,7 +116,8 @@ static void add_path(struct graph *g, struct gtree *t, const struct np_frame *fr
 	unsigned depth = 0;
 
 	t->n[0].w += w;
-	for (long j = (long)at + step; j >= 0 && j < (long)nr; j += step) {
+	for (long j = (long)at + (g->sym_rows ? step : 0); j >= 0 && j < (long)nr;
+	     j += step) {
 		if (g->o->depth && depth == g->o->depth) {
 			t->n[node].deeper = 1;
 			return;
@@ -132,22 +130,21 @@ static void add_path(struct graph *g, struct gtree *t, const struct np_frame *fr
 	}
 }
 
-static int add_stack(const struct np_frame *frames, unsigned nr, uint32_t pid,
-		     const char *comm, double w, void *arg)
+static int add_stack(const struct topview_stack *s, void *arg)
 {
 	struct graph *g = arg;
 	int caller = g->o->order == CLI_GRAPH_CALLER;
 
 	g->stack_no++;
 	/* The occurrence that leaves the rest of the path inside the tree. */
-	for (unsigned k = 0; k < nr; k++) {
-		unsigned i = caller ? nr - 1 - k : k;
-		struct gtree *t = find_tree(g, &frames[i], pid, comm);
+	for (unsigned k = 0; k < s->nr; k++) {
+		unsigned i = caller ? s->nr - 1 - k : k;
+		struct gtree *t = find_tree(g, s->rows[i]);
 
 		if (!t || t->stamp == g->stack_no)
 			continue;
 		t->stamp = g->stack_no;
-		add_path(g, t, frames, nr, i, w);
+		add_path(g, t, s->frames, s->nr, i, s->weight);
 	}
 	return g->oom ? -1 : 0;
 }
@@ -231,7 +228,9 @@ void cli_print_graph(FILE *out, struct topview *tv,
 		     const struct topview_row *const *rows, size_t nr,
 		     const struct cli_graph_opts *o)
 {
-	struct graph g = { .o = o };
+	struct graph g = {
+		.o = o, .sym_rows = topview_keys_has(topview_keys(tv), TOPVIEW_KEY_SYM),
+	};
 	double total = topview_total(tv);
 	char prefix[GRAPH_MAX_DEPTH * 3 + 1];
 	size_t size = 16;
@@ -245,8 +244,7 @@ void cli_print_graph(FILE *out, struct topview *tv,
 		goto nomem;
 	for (size_t i = 0; i < nr; i++) {
 		struct gtree *t = &g.t[i];
-		size_t h = key_hash(rows[i]->sym, rows[i]->dso, rows[i]->kernel,
-				    rows[i]->pid, rows[i]->comm) & g.mask;
+		size_t h = row_hash(rows[i]) & g.mask;
 
 		t->row = rows[i];
 		t->cap = 16;
@@ -261,18 +259,20 @@ void cli_print_graph(FILE *out, struct topview *tv,
 			h = (h + 1) & g.mask;
 		g.slot[h] = (uint32_t)i + 1;
 	}
-	if (topview_foreach_stack(tv, add_stack, &g))
+	if (topview_foreach_row_stack(tv, add_stack, &g))
 		fprintf(out, "# call graph incomplete: out of memory\n");
 	for (size_t i = 0; i < nr; i++) {
 		const struct gtree *t = &g.t[i];
 		char line[1024];
 
-		cli_format_row(line, sizeof(line), t->row, total, 0);
+		cli_format_row(line, sizeof(line), topview_keys(tv), t->row, total, 0);
 		fprintf(out, "%s\n", line);
 		if (total > 0 && t->n[0].w > 0) {
-			fprintf(out, GRAPH_INDENT "%6.2f%%  [%c] %s%s\n",
-				100.0 * t->n[0].w / total, t->row->kernel ? 'k' : '.',
-				t->row->sym, t->n[0].deeper ? "  [...]" : "");
+			if (g.sym_rows)
+				fprintf(out, GRAPH_INDENT "%6.2f%%  [%c] %s%s\n",
+					100.0 * t->n[0].w / total,
+					t->row->kernel ? 'k' : '.', t->row->sym,
+					t->n[0].deeper ? "  [...]" : "");
 			prefix[0] = '\0';
 			print_node(out, t, 0, total, o, prefix, 0);
 		}

@@ -141,8 +141,8 @@ int cli_load_profile(const char *cmd, const struct cli_source *src,
  * exit code after one error line.
  */
 int cli_load_view(const char *cmd, const struct cli_source *src,
-		  const struct topview_filter *f, struct topview **tv,
-		  struct cli_profile_info *info);
+		  const struct topview_filter *f, const struct topview_keys *keys,
+		  struct topview **tv, struct cli_profile_info *info);
 
 
 /* ---- fleet profiles from ClickHouse (cluster_source.c) ------------ */
@@ -185,10 +185,19 @@ struct cli_table_opts {
 	size_t graph_max;	/* --chains: chains per row, default 5 */
 };
 
-/* One row formatted to width columns (0: no limit) without newline. */
-void cli_format_row(char *buf, size_t len, const struct topview_row *r,
-		    double total, size_t width);
-void cli_format_header(char *buf, size_t len, size_t width);
+/*
+ * One row formatted to width columns (0: no limit) without newline: the
+ * weights, then a column per key of k (topview_keys()).
+ */
+void cli_format_row(char *buf, size_t len, const struct topview_keys *k,
+		    const struct topview_row *r, double total, size_t width);
+void cli_format_header(char *buf, size_t len, const struct topview_keys *k,
+		       size_t width);
+/* What ends a name cut to its column. */
+#define CLI_CUT_MARK	".."
+/* s left-aligned in width columns, cut with CLI_CUT_MARK if longer;
+ * width 0: s whole. */
+void cli_fit(char *buf, size_t len, const char *s, size_t width);
 /* The table of the last topview_sort(). */
 void cli_print_table(FILE *out, struct topview *tv,
 		     const struct cli_table_opts *o);

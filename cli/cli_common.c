@@ -407,8 +407,8 @@ int cli_source_option(const char *cmd, int opt, const char *arg,
 }
 
 int cli_load_view(const char *cmd, const struct cli_source *src,
-		  const struct topview_filter *f, struct topview **tv,
-		  struct cli_profile_info *info)
+		  const struct topview_filter *f, const struct topview_keys *keys,
+		  struct topview **tv, struct cli_profile_info *info)
 {
 	int ret;
 
@@ -427,6 +427,8 @@ int cli_load_view(const char *cmd, const struct cli_source *src,
 		return EXIT_FAILURE_RT;
 	}
 	topview_set_filter(*tv, f);
+	if (keys)
+		topview_set_keys(*tv, keys);
 	if (src->cluster)
 		ret = cli_load_cluster(cmd, src, *tv, info);
 	else

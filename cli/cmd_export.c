@@ -124,7 +124,7 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "not writing binary pprof data to a "
 				       "terminal: use -o FILE");
 
-	ret = cli_load_view("export", &src, &f, &tv, &info);
+	ret = cli_load_view("export", &src, &f, NULL, &tv, &info);
 	if (ret)
 		return ret;
 	/* Counts of different periods do not add up to one CPU time. */

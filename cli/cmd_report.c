@@ -15,7 +15,7 @@ void usage_report(FILE *out)
 	fprintf(out,
 		"Usage: nmiprof report [-i FILE | [--store DIR | --cluster URL] [--since T] [--until T]]\n"
 		"                      [--host GLOB]... [--label K=V]... [--password-file FILE]\n"
-		"                      [-s KEY] [--pid PID] [--comm NAME] [--cpu N]\n"
+		"                      [-s KEYS] [--pid PID] [--comm NAME] [--cpu N]\n"
 		"                      [--kernel | --user] [-g | -G | --chains] [--graph-depth N]\n"
 		"                      [--graph-limit PCT] [--percent-limit PCT] [-n ROWS]\n\n"
 		"Print the hot-spot table of a profile recorded with 'nmiprof record',\n"
@@ -30,9 +30,11 @@ void usage_report(FILE *out)
 		"      --host GLOB        --cluster: only hosts matching GLOB (repeatable)\n"
 		"      --label K=V        --cluster: only slices with this label (repeatable)\n"
 		"      --password-file FILE  --cluster: the server's password (mode 600)\n"
-		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid;\n"
-		"                         with --cluster also host: samples per host, of\n"
-		"                         --symbol NAME if given (where does NAME run?)\n"
+		"  -s, --sort KEYS        what rows group by, as perf: a comma list of comm,\n"
+		"                         dso, sym, pid, cpu (default comm,dso,sym); rows are\n"
+		"                         ordered by self, or by children if the list has\n"
+		"                         'children'; with --cluster also host: samples per\n"
+		"                         host, of --symbol NAME if given (where does NAME run?)\n"
 		"      --symbol NAME      --sort host: the function to break down\n"
 		"      --children, --no-children\n"
 		"                         perf's spellings of -s children and -s self\n"
@@ -109,6 +111,8 @@ int cmd_report(int argc, char **argv)
 	struct cli_table_opts to = { 0 };
 	struct cli_profile_info info;
 	enum topview_sort sort = TOPVIEW_SORT_SELF;
+	struct topview_keys keys;
+	const char *bad;
 	struct topview *tv;
 	struct topview_filter f;
 	const char *symbol = NULL;
@@ -117,6 +121,7 @@ int cmd_report(int argc, char **argv)
 	int opt, ret, graph_opts = 0, by_host = 0;
 
 	topview_filter_init(&f);
+	topview_keys_parse(TOPVIEW_KEYS_DEFAULT, &keys, &sort, &bad);
 	to.graph.depth = 8;
 	to.graph.limit = 0.5;
 	optind = 1;
@@ -132,10 +137,12 @@ int cmd_report(int argc, char **argv)
 			by_host = !strcmp(optarg, "host");
 			if (by_host)
 				break;
-			ret = topview_sort_parse(optarg);
-			if (ret < 0)
-				return cli_usage_error("report", "unknown sort key '%s'", optarg);
-			sort = (enum topview_sort)ret;
+			if (topview_keys_parse(optarg, &keys, &sort, &bad))
+				return cli_usage_error("report", "unknown sort key '%.*s'",
+						       (int)strcspn(bad, ","), bad);
+			if (topview_keys_has(&keys, TOPVIEW_KEY_TID))
+				return cli_usage_error("report", "profiles keep no thread "
+						       "ids: sort by pid (top has tid)");
 			break;
 		case OPT_STDIO:		/* perf's: the text table is the only one */
 			break;
@@ -208,8 +215,8 @@ int cmd_report(int argc, char **argv)
 		}
 		return ret;
 	}
-	src.by_pid = sort == TOPVIEW_SORT_PID;
-	ret = cli_load_view("report", &src, &f, &tv, &info);
+	src.by_pid = topview_keys_has(&keys, TOPVIEW_KEY_PID);
+	ret = cli_load_view("report", &src, &f, &keys, &tv, &info);
 	if (ret)
 		return ret;
 	topview_sort(tv, sort);
@@ -220,8 +227,10 @@ int cmd_report(int argc, char **argv)
 	printf("# samples: %llu  lost: %llu  segments: %u  span: %s .. %s\n",
 	       (unsigned long long)info.samples, (unsigned long long)info.lost,
 	       info.segments, t0, t1);
-	printf("# shown: %.0f samples  sort: %s%s%s\n#\n", topview_total(tv),
-	       topview_sort_name(sort), f.kernel && !f.user ? "  kernel frames only" : "",
+	printf("# shown: %.0f samples  sort: ", topview_total(tv));
+	for (unsigned i = 0; i < keys.nr; i++)
+		printf("%s%s", i ? "," : "", topview_key_name(keys.key[i]));
+	printf("  order: %s%s%s\n#\n", topview_sort_name(sort), f.kernel && !f.user ? "  kernel frames only" : "",
 	       f.user && !f.kernel ? "  user frames only" : "");
 	cli_print_table(stdout, tv, &to);
 	topview_free(tv);

@@ -122,7 +122,7 @@ static int add_sample(struct top *t, const struct np_sample *s)
 	for (unsigned int i = 0; i < n; i++)
 		cli_frame_from_sym(&t->cf, i, fr[i]);
 	ts = (struct topview_sample){
-		.cpu = s->cpu, .pid = s->pid, .comm = s->comm,
+		.cpu = s->cpu, .pid = s->pid, .tid = s->tid, .comm = s->comm,
 		.frames = t->cf.f, .nr_frames = n, .weight = 1,
 	};
 	return cli_topview_add(t->tv, &ts);
@@ -307,6 +307,7 @@ static int top_with_daemon(struct top *t, const char *sock, int stdio, int once)
 		top_daemon_close(t->daemon);
 		return EXIT_FAILURE_RT;
 	}
+	topview_set_keys(t->tv, &t->keys);
 	cli_catch_signals();
 	top_apply_filter(t);		/* also the first query */
 	if (t->message[0] && (stdio || once)) {
@@ -326,7 +327,7 @@ int cmd_top(int argc, char **argv)
 	struct np_backend_opts bo;
 	struct top t;
 	int opt, stdio = 0, once = 0, use_daemon = 0, local_opts = 0, ret;
-	const char *sock = NULL;
+	const char *sock = NULL, *sort_bad;
 	char err[512];
 	uint64_t v;
 
@@ -334,6 +335,7 @@ int cmd_top(int argc, char **argv)
 	np_backend_opts_init(&bo);
 	topview_filter_init(&t.filter);
 	t.sort = TOPVIEW_SORT_SELF;
+	topview_keys_parse(TOPVIEW_KEYS_DEFAULT, &t.keys, &t.sort, &(const char *){ NULL });
 	t.decay = 1;
 	t.delay_s = 2;
 	t.stdio_rows = TOP_STDIO_ROWS;
@@ -380,10 +382,9 @@ int cmd_top(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			ret = topview_sort_parse(optarg);
-			if (ret < 0)
-				return cli_usage_error("top", "unknown sort key '%s'", optarg);
-			t.sort = (enum topview_sort)ret;
+			if (topview_keys_parse(optarg, &t.keys, &t.sort, &sort_bad))
+				return cli_usage_error("top", "unknown sort key '%.*s'",
+						       (int)strcspn(sort_bad, ","), sort_bad);
 			break;
 		case OPT_NO_DECAY:
 			t.decay = 0;
@@ -433,6 +434,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	topview_set_filter(t.tv, &t.filter);
+	topview_set_keys(t.tv, &t.keys);
 	cli_catch_signals();
 	t.freq_hz = bo.freq_hz;
 	t.b = cli_backend_start("top", &bo, &ret);

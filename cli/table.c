@@ -51,7 +51,7 @@ void cli_print_table(FILE *out, struct topview *tv,
 	double total = topview_total(tv);
 	char line[1024];
 
-	cli_format_header(line, sizeof(line), 0);
+	cli_format_header(line, sizeof(line), topview_keys(tv), 0);
 	fprintf(out, "%s\n", line);
 	if (o->chains || o->callgraph) {
 		print_with_graph(out, tv, o, max);
@@ -64,7 +64,7 @@ void cli_print_table(FILE *out, struct topview *tv,
 			break;
 		if (!row_shown(r, total, o))
 			continue;
-		cli_format_row(line, sizeof(line), r, total, 0);
+		cli_format_row(line, sizeof(line), topview_keys(tv), r, total, 0);
 		fprintf(out, "%s\n", line);
 	}
 }

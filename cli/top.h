@@ -23,6 +23,7 @@ struct top {
 	struct cli_frames cf;
 	struct topview_filter filter;
 	enum topview_sort sort;
+	struct topview_keys keys;	/* -s: what rows group by */
 	uint64_t events_lost, add_failed;
 	int decay, paused;
 	int target_gone;		/* -p PID exited */

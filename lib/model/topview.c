@@ -139,14 +139,22 @@ struct stack {
 };
 
 struct bucket {
-	uint32_t cpu, pid, comm, stack;
+	uint32_t cpu, pid, tid, comm, stack;
 	uint32_t hash;
 	double w;
 };
 
+/* A row's key: the bucket's and the frame's fields the keys group by,
+ * the others NO_ID (strings) or 0. */
+#define NO_ID	UINT32_MAX
+
+struct row_key {
+	uint32_t comm, pid, tid, cpu, dso, sym, kernel;
+};
+
 struct row {
 	struct topview_row pub;	/* first: topview_row hands out &pub */
-	uint32_t sym, comm;
+	struct row_key k;
 	uint32_t hash;
 	uint64_t stamp;		/* last sample generation counted in children */
 };
@@ -185,6 +193,9 @@ struct topview {
 
 	uint32_t *view;		/* sorted row ids */
 	size_t nr_view, cap_view;
+
+	struct topview_keys keys;
+	unsigned keymask;	/* 1 << enum topview_key */
 
 	struct topview_filter filter;
 	uint32_t filter_comm;	/* interned filter.comm, or UINT32_MAX */
@@ -357,18 +368,19 @@ static int bucket_eq(const void *tab, uint32_t i, const void *key)
 	const struct bucket *a = &((const struct topview *)tab)->buckets[i];
 	const struct bucket *b = key;
 
-	return a->cpu == b->cpu && a->pid == b->pid && a->comm == b->comm &&
-	       a->stack == b->stack;
+	return a->cpu == b->cpu && a->pid == b->pid && a->tid == b->tid &&
+	       a->comm == b->comm && a->stack == b->stack;
 }
 
 static struct bucket *bucket_get(struct topview *tv, uint32_t cpu, uint32_t pid,
-				 uint32_t comm, uint32_t stack)
+				 uint32_t tid, uint32_t comm, uint32_t stack)
 {
-	struct bucket k = { .cpu = cpu, .pid = pid, .comm = comm, .stack = stack };
-	uint32_t w[4] = { cpu, pid, comm, stack }, ins;
+	struct bucket k = { .cpu = cpu, .pid = pid, .tid = tid, .comm = comm,
+			    .stack = stack };
+	uint32_t w[5] = { cpu, pid, tid, comm, stack }, ins;
 	int64_t id;
 
-	k.hash = hash_words(w, 4);
+	k.hash = hash_words(w, 5);
 	if (hidx_reserve(&tv->bucket_idx, tv->nr_buckets, tv, bucket_hash_at))
 		return NULL;
 	id = hidx_find(&tv->bucket_idx, k.hash, tv, bucket_eq, &k, &ins);
@@ -394,19 +406,33 @@ static int row_eq(const void *tab, uint32_t i, const void *key)
 	const struct row *a = &((const struct topview *)tab)->rows[i];
 	const struct row *b = key;
 
-	return a->sym == b->sym && a->pub.pid == b->pub.pid && a->comm == b->comm;
+	return !memcmp(&a->k, &b->k, sizeof(a->k));
 }
 
-static int64_t row_get(struct topview *tv, uint32_t pid, uint32_t comm,
-		       uint32_t sym)
+static int keyed(const struct topview *tv, enum topview_key key)
 {
-	struct row k = { .sym = sym, .comm = comm };
-	uint32_t w[3] = { pid, comm, sym }, ins;
+	return !!(tv->keymask & (1U << key));
+}
+
+/* The row of frame sym of a sample of bucket b: the groups of the keys. */
+static int64_t row_get(struct topview *tv, const struct bucket *b, uint32_t sym)
+{
 	const struct sym *s = &tv->syms[sym];
+	int by_sym = keyed(tv, TOPVIEW_KEY_SYM);
+	int by_dso = by_sym || keyed(tv, TOPVIEW_KEY_DSO);
+	struct row k = { .k = {
+		.comm = keyed(tv, TOPVIEW_KEY_COMM) ? b->comm : NO_ID,
+		.pid = keyed(tv, TOPVIEW_KEY_PID) ? b->pid : 0,
+		.tid = keyed(tv, TOPVIEW_KEY_TID) ? b->tid : 0,
+		.cpu = keyed(tv, TOPVIEW_KEY_CPU) ? b->cpu : 0,
+		.dso = by_dso ? s->dso : NO_ID,
+		.sym = by_sym ? sym : NO_ID,
+		.kernel = by_dso ? s->kernel : 0,
+	} };
+	uint32_t ins;
 	int64_t id;
 
-	k.pub.pid = pid;
-	k.hash = hash_words(w, 3);
+	k.hash = hash_words((const uint32_t *)&k.k, sizeof(k.k) / sizeof(uint32_t));
 	if (hidx_reserve(&tv->row_idx, tv->nr_rows, tv, row_hash_at))
 		return -ENOMEM;
 	id = hidx_find(&tv->row_idx, k.hash, tv, row_eq, &k, &ins);
@@ -414,10 +440,13 @@ static int64_t row_get(struct topview *tv, uint32_t pid, uint32_t comm,
 		return id;
 	if (NP_GROW(tv->rows, tv->cap_rows, tv->nr_rows + 1))
 		return -ENOMEM;
-	k.pub.kernel = (int)s->kernel;
-	k.pub.comm = tv->strs.str[comm];
-	k.pub.dso = tv->strs.str[s->dso];
-	k.pub.sym = tv->strs.str[s->name];
+	k.pub.pid = k.k.pid;
+	k.pub.tid = k.k.tid;
+	k.pub.cpu = k.k.cpu;
+	k.pub.kernel = (int)k.k.kernel;
+	k.pub.comm = k.k.comm == NO_ID ? "" : tv->strs.str[k.k.comm];
+	k.pub.dso = by_dso ? tv->strs.str[s->dso] : "";
+	k.pub.sym = by_sym ? tv->strs.str[s->name] : "";
 	tv->rows[tv->nr_rows] = k;
 	tv->row_idx.slot[ins] = (uint32_t)tv->nr_rows + 1;
 	tv->row_idx.used++;
@@ -513,7 +542,7 @@ static int account(struct topview *tv, const struct bucket *b, double w)
 	tv->total += w;
 	tv->gen++;
 	for (uint32_t i = 0; i < n; i++) {
-		int64_t r = row_get(tv, b->pid, b->comm, tv->scratch[i]);
+		int64_t r = row_get(tv, b, tv->scratch[i]);
 
 		if (r < 0)
 			return -ENOMEM;
@@ -527,9 +556,13 @@ static int account(struct topview *tv, const struct bucket *b, double w)
 		}
 	}
 	for (uint32_t i = 0; i + 1 < n; i++) {
-		struct edge *e = edge_get(tv, tv->scratch_rows[i + 1],
-					  tv->scratch_rows[i]);
+		struct edge *e;
 
+		/* Rows wider than a symbol: calls within one are no edge. */
+		if (tv->scratch_rows[i + 1] == tv->scratch_rows[i] &&
+		    !keyed(tv, TOPVIEW_KEY_SYM))
+			continue;
+		e = edge_get(tv, tv->scratch_rows[i + 1], tv->scratch_rows[i]);
 		if (!e)
 			return -ENOMEM;
 		if (e->stamp != tv->gen) {
@@ -597,6 +630,80 @@ const char *topview_sort_name(enum topview_sort s)
 	return (unsigned)s < TOPVIEW_SORT_NR ? sort_names[s] : "?";
 }
 
+static const char *const key_names[TOPVIEW_KEY_NR] = {
+	[TOPVIEW_KEY_COMM] = "comm",
+	[TOPVIEW_KEY_PID] = "pid",
+	[TOPVIEW_KEY_TID] = "tid",
+	[TOPVIEW_KEY_CPU] = "cpu",
+	[TOPVIEW_KEY_DSO] = "dso",
+	[TOPVIEW_KEY_SYM] = "sym",
+};
+
+const char *topview_key_name(enum topview_key key)
+{
+	return (unsigned)key < TOPVIEW_KEY_NR ? key_names[key] : "?";
+}
+
+int topview_keys_has(const struct topview_keys *k, enum topview_key key)
+{
+	for (unsigned i = 0; i < k->nr; i++)
+		if (k->key[i] == key)
+			return 1;
+	return 0;
+}
+
+int topview_keys_parse(const char *list, struct topview_keys *k,
+		       enum topview_sort *order, const char **bad)
+{
+	struct topview_keys out = { 0 };
+	const char *p = list;
+
+	do {
+		size_t n = strcspn(p, ",");
+		int key = -1;
+
+		for (int i = 0; i < TOPVIEW_KEY_NR; i++)
+			if (n == strlen(key_names[i]) && !strncmp(p, key_names[i], n))
+				key = i;
+		if (n == 6 && !strncmp(p, "symbol", n))
+			key = TOPVIEW_KEY_SYM;
+		if (key < 0 && ((n == 4 && !strncmp(p, "self", n)) ||
+				(n == 8 && !strncmp(p, "overhead", n)))) {
+			*order = TOPVIEW_SORT_SELF;
+		} else if (key < 0 && n == 8 && !strncmp(p, "children", n)) {
+			*order = TOPVIEW_SORT_CHILDREN;
+		} else if (key < 0) {
+			*bad = p;
+			return -1;
+		} else if (!topview_keys_has(&out, (enum topview_key)key)) {
+			out.key[out.nr++] = (enum topview_key)key;
+		}
+		p += n;
+	} while (*p++);
+	if (!out.nr)
+		return topview_keys_parse(TOPVIEW_KEYS_DEFAULT, k, order, bad);
+	*k = out;
+	return 0;
+}
+
+int topview_set_keys(struct topview *tv, const struct topview_keys *k)
+{
+	unsigned mask = 0;
+
+	for (unsigned i = 0; i < k->nr && i < TOPVIEW_KEY_NR; i++)
+		mask |= 1U << k->key[i];
+	tv->keys = *k;
+	if (mask == tv->keymask)
+		return 0;
+	tv->keymask = mask;
+	return rebuild(tv);
+}
+
+const struct topview_keys *topview_keys(const struct topview *tv)
+{
+	return &tv->keys;
+}
+
 struct topview *topview_new(void)
 {
 	struct topview *tv = calloc(1, sizeof(*tv));
@@ -605,6 +712,10 @@ struct topview *topview_new(void)
 		return NULL;
 	topview_filter_init(&tv->filter);
 	tv->filter_comm = UINT32_MAX;
+	topview_keys_parse(TOPVIEW_KEYS_DEFAULT, &tv->keys, &(enum topview_sort){ 0 },
+			   &(const char *){ NULL });
+	for (unsigned i = 0; i < tv->keys.nr; i++)
+		tv->keymask |= 1U << tv->keys.key[i];
 	return tv;
 }
 
@@ -660,7 +771,8 @@ int topview_add(struct topview *tv, const struct topview_sample *s)
 	/* The filter's comm may have been interned only now. */
 	if (tv->filter.comm[0] && tv->filter_comm == UINT32_MAX)
 		tv->filter_comm = str_lookup(&tv->strs, tv->filter.comm);
-	b = bucket_get(tv, s->cpu, s->pid, (uint32_t)comm, (uint32_t)stack);
+	b = bucket_get(tv, s->cpu, s->pid, s->tid ? s->tid : s->pid,
+		       (uint32_t)comm, (uint32_t)stack);
 	if (!b)
 		return -ENOMEM;
 	b->w += s->weight;
@@ -794,6 +906,10 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 	if (!r)
 		r = strcmp(a->comm, b->comm);
 	if (!r)
+		r = a->tid < b->tid ? -1 : a->tid > b->tid;
+	if (!r)
+		r = a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
+	if (!r)
 		r = ra < rb ? -1 : ra > rb;
 	return r;
 }
@@ -813,7 +929,8 @@ size_t topview_sort(struct topview *tv, enum topview_sort key)
 
 		if (r->children < TOPVIEW_DUST)
 			continue;
-		if (search[0] && !strstr(r->sym, search))
+		if (search[0] && !strstr(keyed(tv, TOPVIEW_KEY_SYM) ? r->sym : r->dso,
+					 search))
 			continue;
 		tv->view[n++] = (uint32_t)i;
 	}
@@ -904,7 +1021,15 @@ size_t topview_callees(const struct topview *tv, const struct topview_row *row,
 	return neighbours(tv, row, 0, out, max);
 }
 
-int topview_foreach_stack(struct topview *tv, topview_stack_fn fn, void *arg)
+struct stack_walk {
+	topview_stack_fn fn;
+	topview_rows_fn rows_fn;
+	void *arg;
+	const struct topview_row **rows;
+	size_t cap_rows;
+};
+
+static int foreach_stack(struct topview *tv, struct stack_walk *w)
 {
 	for (size_t i = 0; i < tv->nr_buckets; i++) {
 		const struct bucket *b = &tv->buckets[i];
@@ -929,10 +1054,47 @@ int topview_foreach_stack(struct topview *tv, topview_stack_fn fn, void *arg)
 				.kernel = (int)s->kernel,
 			};
 		}
-		ret = fn(tv->scratch_frames, n, b->pid, tv->strs.str[b->comm],
-			 b->w, arg);
+		if (w->fn) {
+			ret = w->fn(tv->scratch_frames, n, b->pid,
+				    tv->strs.str[b->comm], b->w, w->arg);
+		} else {
+			struct topview_stack ts = {
+				.frames = tv->scratch_frames, .nr = n,
+				.cpu = b->cpu, .pid = b->pid, .tid = b->tid,
+				.comm = tv->strs.str[b->comm], .weight = b->w,
+			};
+
+			if (NP_GROW(w->rows, w->cap_rows, n))
+				return -ENOMEM;
+			/* Every frame's row exists: account() made it. */
+			for (uint32_t j = 0; j < n; j++) {
+				int64_t r = row_get(tv, b, tv->scratch[j]);
+
+				if (r < 0)
+					return -ENOMEM;
+				w->rows[j] = &tv->rows[r].pub;
+			}
+			ts.rows = w->rows;
+			ret = w->rows_fn(&ts, w->arg);
+		}
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+int topview_foreach_stack(struct topview *tv, topview_stack_fn fn, void *arg)
+{
+	struct stack_walk w = { .fn = fn, .arg = arg };
+
+	return foreach_stack(tv, &w);
+}
+
+int topview_foreach_row_stack(struct topview *tv, topview_rows_fn fn, void *arg)
+{
+	struct stack_walk w = { .rows_fn = fn, .arg = arg };
+	int ret = foreach_stack(tv, &w);
+
+	free(w.rows);
+	return ret;
 }

@@ -4,13 +4,16 @@
  * `nmiprof report`.
  *
  * Samples come in already symbolized (a stack of dso/symbol names).  The
- * model keeps them as weighted buckets (cpu, pid, comm, stack), which is
- * the ground truth, and derives from them
- *   rows:  one per (pid, comm, dso, symbol) with self and children weight
+ * model keeps them as weighted buckets (cpu, pid, tid, comm, stack), which
+ * is the ground truth, and derives from them
+ *   rows:  the groups of the sort keys (perf's -s/--sort: comm,dso,sym by
+ *          default, also pid, tid, cpu), each with self and children
+ *          weight: a sample's frames each fall in one row, the innermost
+ *          one's row gets self, every row it touches children (once)
  *   edges: caller -> callee row pairs, for the call-graph view.
  * Rows and edges are maintained incrementally as samples arrive; a filter
- * change (cpu, pid, comm, kernel/user frames) rebuilds them from the
- * buckets, so nothing collected is lost by filtering.
+ * or key change rebuilds them from the buckets, so nothing collected is
+ * lost by filtering or regrouping.
  *
  * Weights are doubles so that decay (perf top's 7/8 per refresh) keeps
  * fractions; a weight is a sample count when decay is off.
@@ -36,6 +39,7 @@ struct topview_sample {
 	const struct np_frame *frames;	/* innermost first */
 	unsigned nr_frames;
 	double weight;			/* usually 1 or a stored count */
+	uint32_t tid;			/* 0: not known, taken as pid */
 };
 
 enum topview_sort {
@@ -48,6 +52,36 @@ enum topview_sort {
 	TOPVIEW_SORT_NR,
 };
 
+/* What rows group by (perf's sort keys). */
+enum topview_key {
+	TOPVIEW_KEY_COMM = 0,
+	TOPVIEW_KEY_PID,
+	TOPVIEW_KEY_TID,
+	TOPVIEW_KEY_CPU,
+	TOPVIEW_KEY_DSO,
+	TOPVIEW_KEY_SYM,	/* a symbol of its object: implies the dso */
+	TOPVIEW_KEY_NR,
+};
+
+/* The keys in the order given, each at most once. */
+struct topview_keys {
+	unsigned nr;
+	enum topview_key key[TOPVIEW_KEY_NR];
+};
+
+#define TOPVIEW_KEYS_DEFAULT	"comm,dso,sym"
+
+/*
+ * Parses a -s/--sort list ("comm,dso,sym", also "pid", "tid", "cpu",
+ * "symbol").  "self"/"overhead" and "children" name the order instead
+ * (*order, left alone if absent); a list of only those keeps the
+ * default keys.  0, or -1 with *bad pointing at the unknown word's start.
+ */
+int topview_keys_parse(const char *list, struct topview_keys *k,
+		       enum topview_sort *order, const char **bad);
+int topview_keys_has(const struct topview_keys *k, enum topview_key key);
+const char *topview_key_name(enum topview_key key);
+
 #define TOPVIEW_COMM_MAX	16
 #define TOPVIEW_SEARCH_MAX	64
 
@@ -59,9 +93,10 @@ struct topview_filter {
 	char search[TOPVIEW_SEARCH_MAX];	/* "": all rows; else symbol substring */
 };
 
+/* Fields of keys the rows do not group by are 0 or "". */
 struct topview_row {
 	double self, children;
-	uint32_t pid;
+	uint32_t pid, tid, cpu;
 	int kernel;
 	const char *comm, *dso, *sym;
 };
@@ -83,6 +118,9 @@ const char *topview_sort_name(enum topview_sort s);
 
 /* Returns 0, or -ENOMEM (the sample is then not counted anywhere). */
 int topview_add(struct topview *tv, const struct topview_sample *s);
+/* Regroups rows by k (default: TOPVIEW_KEYS_DEFAULT). */
+int topview_set_keys(struct topview *tv, const struct topview_keys *k);
+const struct topview_keys *topview_keys(const struct topview *tv);
 /* Replaces the filter; rebuilds rows from the buckets when it matters. */
 int topview_set_filter(struct topview *tv, const struct topview_filter *f);
 const struct topview_filter *topview_filter(const struct topview *tv);
@@ -127,5 +165,17 @@ typedef int (*topview_stack_fn)(const struct np_frame *frames, unsigned nr,
 			   uint32_t pid, const char *comm, double weight,
 			   void *arg);
 int topview_foreach_stack(struct topview *tv, topview_stack_fn fn, void *arg);
+
+/* The same walk with the row each frame falls in, for views per row. */
+struct topview_stack {
+	const struct np_frame *frames;		/* innermost first */
+	const struct topview_row *const *rows;	/* rows[i]: frames[i]'s */
+	unsigned nr;
+	uint32_t cpu, pid, tid;
+	const char *comm;
+	double weight;
+};
+typedef int (*topview_rows_fn)(const struct topview_stack *s, void *arg);
+int topview_foreach_row_stack(struct topview *tv, topview_rows_fn fn, void *arg);
 
 #endif /* NP_TOPVIEW_H */

@@ -27,6 +27,8 @@ report_comm_symbol|report -i fixture.nmp --comm app --sort symbol
 report_kernel|report -i fixture.nmp --kernel
 report_user_cpu1|report -i fixture.nmp --user --cpu 1
 report_percent_limit|report -i fixture.nmp --percent-limit 5 -n 3
+report_sort_dso_g|report -i fixture.nmp --sort dso -g
+report_sort_pid_comm|report -i fixture.nmp -s pid,comm
 export_folded|export -i fixture.nmp
 export_folded_kernel_nocomm|export -i fixture.nmp --format folded --kernel --no-comm
 export_svg|export -i fixture.nmp --format svg --title fixture'

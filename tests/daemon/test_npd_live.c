@@ -534,9 +534,16 @@ static void test_stacks_view(void)
 	struct topview *tv = topview_new();
 	const struct topview_row *r;
 	struct np_ctl_stacks t, c;
+	enum topview_sort o = TOPVIEW_SORT_SELF;
+	struct topview_keys k;
+	const char *bad;
 	struct topview_filter f;
 	struct topview_edge e[4];
 	char err[200];
+
+	/* rows per process: the cases look rows up by pid */
+	if (tv && !topview_keys_parse("comm,pid,dso,sym", &k, &o, &bad))
+		topview_set_keys(tv, &k);
 
 	feed_stacks(l, 10);
 	t = stacks(l, 10, 5, -1, -1, NULL, 100);

@@ -67,10 +67,10 @@ static struct topview *fixture(void)
 	struct topview *tv = topview_new();
 	struct np_frame s1[] = { A, B, M }, s2[] = { K, A, M }, s3[] = { M };
 	struct topview_sample s[] = {
-		{ 0, 10, "app", s1, 3, 5 },
-		{ 1, 10, "app", s1, 3, 2 },	/* other cpu: merged in folded */
-		{ 0, 10, "app", s2, 3, 1 },
-		{ 0, 11, "tool", s3, 1, 4 },
+		{ 0, 10, "app", s1, 3, 5, 0 },
+		{ 1, 10, "app", s1, 3, 2, 0 },	/* other cpu: merged in folded */
+		{ 0, 10, "app", s2, 3, 1, 0 },
+		{ 0, 11, "tool", s3, 1, 4, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
