@@ -46,6 +46,7 @@ done
 sleep 3		# a few seconds of hot in the daemon's live window
 
 "$NMIPROF" top --daemon --socket "$SOCK" --window 3 --once -n 30 -p "$HPID" \
+	-s comm,pid,dso,sym \
 	>"$WORK/top.txt" 2>"$WORK/top.err" ||
 	{ echo "FAIL: top --daemon exited $?: $(cat "$WORK/top.err")"; exit 1; }
 cat "$WORK/top.txt"
@@ -78,7 +79,7 @@ if command -v tmux >/dev/null; then
 		wait "$HPID" "$DPID" 2>/dev/null
 	}
 	t -f /dev/null new-session -d -s top -x 160 -y 40 \
-		"$NMIPROF top --daemon --socket $SOCK --window 3 -d 1 -p $HPID; echo \"EXITED \$?\"; sleep 60" ||
+		"$NMIPROF top --daemon --socket $SOCK --window 3 -d 1 -p $HPID -s comm,pid,dso,sym; echo \"EXITED \$?\"; sleep 60" ||
 		{ echo "FAIL: tmux cannot start a session"; exit 1; }
 	wait_for '^nmiprof top  source: nmiprofd'
 	wait_for " hot +$HPID +hot +\[\.\] hot_a"
