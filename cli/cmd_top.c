@@ -335,7 +335,8 @@ int cmd_top(int argc, char **argv)
 	np_backend_opts_init(&bo);
 	topview_filter_init(&t.filter);
 	t.sort = TOPVIEW_SORT_SELF;
-	topview_keys_parse(TOPVIEW_KEYS_DEFAULT, &t.keys, &t.sort, &(const char *){ NULL });
+	/* rows per process by default: the screen zooms into a row's pid */
+	topview_keys_parse("comm,pid,dso,sym", &t.keys, &t.sort, &(const char *){ NULL });
 	t.decay = 1;
 	t.delay_s = 2;
 	t.stdio_rows = TOP_STDIO_ROWS;

@@ -461,7 +461,7 @@ static int key(struct top_screen *s, int ch)
 		r = shown_row(s, s->cursor);
 		if (t->filter.pid >= 0)
 			t->filter.pid = -1;
-		else if (r)
+		else if (r && topview_keys_has(topview_keys(t->tv), TOPVIEW_KEY_PID))
 			t->filter.pid = r->pid;
 		else
 			break;
