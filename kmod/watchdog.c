@@ -223,8 +223,12 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 		return false;
 
 	/* Pairs with smp_store_release() in np_wd_self_check(). */
-	if (smp_load_acquire(&b->state) == NP_WD_REPORTED) {
+	switch (smp_load_acquire(&b->state)) {
+	case NP_WD_REPORTED:
 		np_wd_trace_lockup(b, buddy);
+		return true;
+	case NP_WD_REPORTING:
+		/* It answered: still writing, or waiting for the port. */
 		return true;
 	}
 	switch (atomic_read(&b->kicked)) {
