@@ -19,11 +19,11 @@
  * A timer is pinned, so it is armed on its pacer through
  * smp_call_function_single(); cancelling works from anywhere.
  *
- * An NMI carries no payload, so the sender raises the target's pending
- * count first and the target claims an NMI only when it finds the count
- * non-zero; NMIs of other users are never taken.  The count belongs to
- * the target, not the pacer, so handing a target to a new pacer keeps it
- * exact.
+ * The target tells our NMIs from others' by a request word (nmi_ipi.h).
+ * The word belongs to the target, not the pacer, so handing a target to a
+ * new pacer keeps it exact.  A tick that finds the last request not yet
+ * served sends nothing: the target is still on its way to, or inside,
+ * the NMI for it, so it could not take another sample anyway.
  *
  * apic->send_IPI(cpu, NMI_VECTOR) is used rather than send_IPI_mask(): the
  * x2APIC cluster mask path uses a per-CPU scratch cpumask that the timer
@@ -41,16 +41,15 @@
 #include <asm/nmi.h>
 
 #include "dispatch.h"
+#include "nmi_ipi.h"
 #include "session.h"
 #include "source.h"
 
 /* On the pacer: its timer, and the sampled CPU it NMIs (-1: none). */
 static DEFINE_PER_CPU(struct hrtimer, np_ipi_timer);
 static DEFINE_PER_CPU(int, np_ipi_target);
-/* On the target. */
-static DEFINE_PER_CPU(atomic_t, np_ipi_pending);	/* IPIs sent, unclaimed */
-static DEFINE_PER_CPU(int, np_ipi_owed);		/* see np_ipi_nmi() */
-static DEFINE_PER_CPU(u64, np_ipi_owed_until);
+/* On the target: its nmi_ipi.h request word. */
+static DEFINE_PER_CPU(atomic_t, np_ipi_req);
 static u64 np_ipi_period_ns;
 
 /*
@@ -62,52 +61,14 @@ static struct cpumask np_ipi_joined;	/* CPUs past np_ipi_cpu_online() */
 static bool np_ipi_quiesced;		/* stopping: no more re-pacing */
 static bool np_ipi_self_noted;		/* "paces itself" said this session */
 
-/*
- * Claim every IPI counted so far and sample once.  When that was more than
- * one IPI, the NMIs of the others may have collapsed into this one (a CPU
- * latches at most one pending NMI) or may still be on their way (the
- * sender counts before it writes the ICR, and a vCPU can stall in
- * between); such a late NMI finds no count.  It is ours, so np_ipi_owed
- * lets that many through as handled, without a sample, for a short time:
- * the kernel's back-to-back "swallow" logic, without requiring the late
- * NMI to hit the same instruction.  Owed NMIs that collapsed never come;
- * the deadline keeps them from hiding a genuine unknown NMI for long.
- * This only matters at rates where NMIs pile up (or in emulators).
- */
-#define NP_IPI_OWED_NS	(50 * NSEC_PER_MSEC)
-
 static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 {
-	atomic_t *pending = this_cpu_ptr(&np_ipi_pending);
-	int n = 0;
+	atomic_t *req = this_cpu_ptr(&np_ipi_req);
 
-	/*
-	 * Cheap test first: this handler sees every NMI_LOCAL NMI.  The
-	 * xchg pairs with send_IPI() in np_ipi_tick().
-	 */
-	if (atomic_read(pending))
-		n = atomic_xchg(pending, 0);
-	if (n) {
-		if (n > 1) {
-			this_cpu_add(np_ipi_owed, n - 1);
-			this_cpu_write(np_ipi_owed_until,
-				       ktime_get_mono_fast_ns() + NP_IPI_OWED_NS);
-		}
-		np_on_nmi(regs, 0);
-		return NMI_HANDLED;
-	}
-	/*
-	 * With external sampling on, an NMI nobody claims is sampled by
-	 * source_ext.c anyway, so never guess: a late IPI NMI then counts as
-	 * external rather than hiding a real external one.
-	 */
-	if (!this_cpu_read(np_ipi_owed) || np_sess.external)
+	if (!np_nmi_ipi_claim(req))
 		return NMI_DONE;
-	if (ktime_get_mono_fast_ns() > this_cpu_read(np_ipi_owed_until)) {
-		this_cpu_write(np_ipi_owed, 0);
-		return NMI_DONE;
-	}
-	this_cpu_dec(np_ipi_owed);
+	np_on_nmi(regs, 0);
+	np_nmi_ipi_done(req);
 	return NMI_HANDLED;
 }
 
@@ -118,12 +79,7 @@ static enum hrtimer_restart np_ipi_tick(struct hrtimer *timer)
 
 	if (target < 0)
 		return HRTIMER_NORESTART;
-	atomic_inc(per_cpu_ptr(&np_ipi_pending, target));
-	/*
-	 * Pairs with atomic_xchg() in np_ipi_nmi(): send_IPI() makes the
-	 * count visible before the NMI, see np_wd_raise() in watchdog.c.
-	 */
-	apic->send_IPI(target, NMI_VECTOR);
+	np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
 	hrtimer_forward_now(timer, ns_to_ktime(np_ipi_period_ns));
 	return HRTIMER_RESTART;
 }
@@ -209,9 +165,8 @@ int np_ipi_start(u32 freq_hz)
 void np_ipi_cpu_online(int cpu)
 {
 	mutex_lock(&np_ipi_lock);
-	/* Not joined, so no pacer NMIs @cpu yet: start from a clean count. */
-	atomic_set(per_cpu_ptr(&np_ipi_pending, cpu), 0);
-	per_cpu(np_ipi_owed, cpu) = 0;
+	/* Not joined, so no pacer NMIs @cpu yet: start with no request. */
+	atomic_set(per_cpu_ptr(&np_ipi_req, cpu), 0);
 	cpumask_set_cpu(cpu, &np_ipi_joined);
 	if (!np_ipi_quiesced)
 		np_ipi_repace();
@@ -248,25 +203,12 @@ void np_ipi_quiesce(void)
 	mutex_unlock(&np_ipi_lock);
 }
 
-/*
- * All timers are cancelled.  Let every IPI already sent be claimed before
- * the handler goes, or it would be reported as an unknown NMI.  A target
- * that went offline meanwhile never claims; give up on it after 100 ms.
- */
+/* All timers are cancelled: let requests already sent be claimed. */
 void np_ipi_stop(void)
 {
-	int cpu, tries;
+	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		atomic_t *pending = per_cpu_ptr(&np_ipi_pending, cpu);
-
-		for (tries = 0; tries < 100 && atomic_read(pending); tries++)
-			usleep_range(1000, 2000);
-		atomic_set(pending, 0);
-	}
-	/* NMIs still owed arrive within microseconds on hardware; give an
-	 * emulator's stalled vCPU some slack too.
-	 */
-	msleep(20);
+	for_each_possible_cpu(cpu)
+		np_nmi_ipi_drain(per_cpu_ptr(&np_ipi_req, cpu));
 	unregister_nmi_handler(NMI_LOCAL, "nmiprof_ipi");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hard-lockup watchdog.
+ * Hard-lockup watchdog: heartbeats, the NMI self-check, start and stop.
+ * Who checks whose heartbeat is in watchdog_buddy.c.
  *
  * Every watched CPU runs a pinned hrtimer with period threshold * 2 / 5,
  * the kernel watchdog's ratio.  Its callback stamps the CPU's heartbeat
@@ -8,10 +9,10 @@
  * kernel/watchdog_buddy.c), and past a stuck buddy at the next one: a
  * buddy whose heartbeat is older than the threshold has not taken a timer
  * interrupt for that long, so it runs with interrupts off.  The checker
- * sends it an NMI IPI.  An NMI carries no payload, so a per-CPU pending
- * flag says it is ours; NMI_LOCAL handlers must never claim other users'
- * NMIs.  In NMI the stuck CPU checks its own heartbeat again and, if still
- * stale, reports itself: only it has its registers and its stack.
+ * sends it an NMI IPI, with a request (nmi_ipi.h) that tells the NMI is
+ * ours; NMI_LOCAL handlers must never claim other users' NMIs.  In NMI
+ * the stuck CPU checks its own heartbeat again and, if still stale,
+ * reports itself: only it has its registers and its stack.
  *
  * Any other NMI on a CPU runs the same self-check: PMU NMIs (the kernel's
  * perf watchdog, nmiprof's own PMU source) through the NMI_LOCAL chain,
@@ -70,7 +71,9 @@
 #include <nmiprof/nmiprof_abi.h>
 
 #include "lockup_report.h"
+#include "nmi_ipi.h"
 #include "watchdog.h"
+#include "watchdog_cpu.h"
 
 #define CREATE_TRACE_POINTS
 #include "trace_lockup.h"
@@ -97,42 +100,8 @@ MODULE_PARM_DESC(watchdog_panic, "Panic after the lockup report");
 
 /* How long a panicking CPU waits for the other CPUs' backtraces. */
 #define NP_WD_BT_WAIT_MS	10000
-/* How late an NMI we asked for may arrive after its request was seen. */
-#define NP_WD_NMI_GRACE_NS	(100 * NSEC_PER_MSEC)
 
-/* How far a buddy got with a stuck CPU in this episode. */
-enum np_wd_kick {
-	NP_WD_KICK_NONE,
-	NP_WD_KICK_SENT,	/* NMI IPI sent */
-	NP_WD_KICK_SILENT,	/* no answer; the buddy reported it */
-};
-
-enum np_wd_state {
-	NP_WD_OK,		/* no episode */
-	NP_WD_REPORTING,	/* this CPU's NMI is writing the report */
-	NP_WD_REPORTED,		/* report and snapshot written */
-};
-
-struct np_wd_cpu {
-	struct hrtimer	timer;
-	u64		beat_ns;	/* last heartbeat, mono fast clock */
-	atomic_t	nmi_pending;	/* our NMI IPI is on its way */
-	atomic_t	bt_request;	/* 1 + CPU that wants our backtrace */
-	atomic_t	kicked;		/* enum np_wd_kick */
-	int		state;		/* enum np_wd_state, written by this CPU */
-	u64		grace_until;	/* an unclaimed NMI before this is ours */
-	atomic_t	traced;		/* episode's trace event emitted */
-
-	/* Snapshot for the trace events, published by state = REPORTED. */
-	u64		since_ns;	/* heartbeat before the episode */
-	u64		stuck_ns;	/* at report time */
-	unsigned long	ip;
-	pid_t		tgid;
-	pid_t		pid;
-	char		comm[TASK_COMM_LEN];
-};
-
-static DEFINE_PER_CPU(struct np_wd_cpu, np_wd);
+DEFINE_PER_CPU(struct np_wd_cpu, np_wd);
 
 /* Settings, written under np_wd_mutex while the watchdog is stopped. */
 static struct {
@@ -148,38 +117,13 @@ static bool np_wd_suspended;		/* stopped by the pm notifier */
 static int np_wd_hp_state;
 
 /* Read by timers and NMIs; ordered by starting them (cpuhp, nmi lists). */
-static u64 np_wd_thresh_ns;
+u64 np_wd_thresh_ns;
 static u64 np_wd_period_ns;
 static u32 np_wd_flags;
-static struct cpumask np_wd_active;	/* CPUs whose timer runs */
-
-static unsigned int np_wd_buddy(unsigned int cpu)
-{
-	unsigned int next = cpumask_next(cpu, &np_wd_active);
-
-	if (next >= nr_cpu_ids)
-		next = cpumask_first(&np_wd_active);
-	return next == cpu ? nr_cpu_ids : next;
-}
-
-/*
- * Set @flag for @cpu's NMI handler, then NMI @cpu.  The flag must be
- * visible before the NMI arrives.  An smp_*() barrier cannot promise
- * that: it orders memory accesses, and an IPI is none (an x2APIC ICR
- * write is a WRMSR, which MFENCE does not order).  apic->send_IPI()
- * does: weak_wrmsr_fence() before the x2APIC write, an uncached store
- * after ours for xAPIC, a hypercall for PV IPIs; smp_call_function()
- * and nmi_trigger_cpumask_backtrace() rely on the same.  Pairs with the
- * atomic_xchg() of @flag in np_wd_nmi(), which runs after the NMI.
- */
-static void np_wd_raise(unsigned int cpu, atomic_t *flag, int val)
-{
-	atomic_set(flag, val);
-	apic->send_IPI(cpu, NMI_VECTOR);
-}
+struct cpumask np_wd_active;
 
 /* hrtimer context, for a CPU whose report is written (state REPORTED). */
-static void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu)
+void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu)
 {
 	if (atomic_xchg(&w->traced, 1))
 		return;
@@ -194,84 +138,6 @@ static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 	np_report_recovered(episode, w->tgid, w->pid, w->comm);
 	trace_lockup(cpu, w->pid, w->comm, w->ip, episode, true);
 	WRITE_ONCE(w->state, NP_WD_OK);
-}
-
-/*
- * Send @cpu our NMI, once per episode: the first checker to move it from
- * KICK_NONE does, whether a buddy's timer or an external NMI's sweep.
- */
-static void np_wd_kick(unsigned int cpu)
-{
-	struct np_wd_cpu *b = per_cpu_ptr(&np_wd, cpu);
-
-	if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_NONE,
-			   NP_WD_KICK_SENT) != NP_WD_KICK_NONE)
-		return;		/* another checker got there first */
-	np_wd_raise(cpu, &b->nmi_pending, 1);
-}
-
-/* Check one CPU's heartbeat; true if it is late (stuck). */
-static bool np_wd_check(unsigned int buddy, u64 now)
-{
-	struct np_wd_cpu *b = per_cpu_ptr(&np_wd, buddy);
-	s64 age;
-
-	/* Pairs with smp_mb__before_atomic() in np_wd_cpu_online(). */
-	smp_rmb();
-	age = now - READ_ONCE(b->beat_ns);
-	if (age <= (s64)np_wd_thresh_ns)
-		return false;
-
-	/* Pairs with smp_store_release() in np_wd_self_check(). */
-	switch (smp_load_acquire(&b->state)) {
-	case NP_WD_REPORTED:
-		np_wd_trace_lockup(b, buddy);
-		return true;
-	case NP_WD_REPORTING:
-		/* It answered: still writing, or waiting for the port. */
-		return true;
-	}
-	switch (atomic_read(&b->kicked)) {
-	case NP_WD_KICK_NONE:
-		np_wd_kick(buddy);
-		break;
-	case NP_WD_KICK_SENT:
-		/*
-		 * No report a threshold after our NMI: the CPU does not take
-		 * NMIs (it is stuck in an NMI handler, or in firmware).  Say
-		 * so from here; only it could read its registers and stack.
-		 */
-		if (age <= 2 * (s64)np_wd_thresh_ns)
-			break;
-		/* b is stuck outside our code: its episode is ours to set. */
-		b->since_ns = now - age;
-		/* Pairs with atomic_xchg() in np_wd_timer_fn(). */
-		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_SENT,
-				   NP_WD_KICK_SILENT) == NP_WD_KICK_SENT)
-			np_report_silent(buddy, age);
-		break;
-	}
-	return true;
-}
-
-/*
- * Check our buddy and, past it, every CPU whose own checker is stuck: a
- * CPU with interrupts off checks nobody, so a chain of stuck CPUs would
- * leave all but its first unreported (seen: a CPU stuck holding a serial
- * port's lock, and its checker spinning on that lock).  Several checkers
- * may then look at one CPU; the kicked state makes one of them act.
- */
-static void np_wd_check_buddies(int cpu, u64 now)
-{
-	unsigned int buddy = cpu;
-
-	for (;;) {
-		buddy = np_wd_buddy(buddy);
-		if (buddy >= nr_cpu_ids || buddy == cpu)
-			return;
-		if (!np_wd_check(buddy, now))
-			return;		/* alive: it checks its own buddy */
-	}
 }
 
 static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
@@ -304,14 +170,17 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	return HRTIMER_RESTART;
 }
 
-/* Panic only once the other CPUs have had their say, or time is up. */
+/*
+ * Panic only once the other CPUs have printed their backtraces (each
+ * clears its request when done), or time is up.
+ */
 static void np_wd_wait_backtraces(void)
 {
 	unsigned int ms, cpu;
 
 	for (ms = 0; ms < NP_WD_BT_WAIT_MS; ms++) {
 		for_each_online_cpu(cpu)
-			if (atomic_read(&per_cpu_ptr(&np_wd, cpu)->bt_request))
+			if (atomic_read(&per_cpu_ptr(&np_wd, cpu)->bt_req))
 				break;
 		if (cpu >= nr_cpu_ids)
 			return;
@@ -324,11 +193,10 @@ static void np_wd_request_backtraces(int self)
 {
 	unsigned int cpu;
 
-	for_each_online_cpu(cpu) {
-		if (cpu == self)
-			continue;
-		np_wd_raise(cpu, &per_cpu_ptr(&np_wd, cpu)->bt_request, self + 1);
-	}
+	for_each_online_cpu(cpu)
+		if (cpu != self)
+			np_nmi_ipi_send(&per_cpu_ptr(&np_wd, cpu)->bt_req, cpu,
+					self + 1);
 }
 
 /* NMI context, on any NMI: is this CPU the one that is stuck? */
@@ -384,75 +252,39 @@ static void np_wd_self_check(struct pt_regs *regs)
 
 /*
  * Sees every NMI_LOCAL NMI.  Returns how many of our own requests it
- * consumed, so the NMI core can tell two of ours that merged into one
+ * claimed (nmi_ipi.h), so the NMI core can tell two that merged into one
  * NMI from an unknown one (its swallow logic).
  */
 static int np_wd_nmi(unsigned int type, struct pt_regs *regs)
 {
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
-	int handled = 0, bt = 0;
+	int handled = 0, bt;
 
-	/* Pairs with np_wd_raise(): the flags were set before the NMI. */
-	if (atomic_read(&w->nmi_pending) && atomic_xchg(&w->nmi_pending, 0))
+	if (np_nmi_ipi_claim(&w->nmi_req))
 		handled++;
 	np_wd_self_check(regs);
-	if (atomic_read(&w->bt_request))
-		bt = atomic_xchg(&w->bt_request, 0);
+	if (handled)
+		np_nmi_ipi_done(&w->nmi_req);
+	bt = np_nmi_ipi_claim(&w->bt_req);
 	if (bt) {
 		np_report_backtrace(regs, bt - 1);
+		np_nmi_ipi_done(&w->bt_req);
 		handled++;
 	}
-	/*
-	 * Another user's NMI may have arrived first and carried our request
-	 * off; ours then follows with nothing left to claim it by.  Take
-	 * one such NMI, if no one else does, for a short while.
-	 */
-	if (handled)
-		w->grace_until = ktime_get_mono_fast_ns() + NP_WD_NMI_GRACE_NS;
 	return handled;
 }
 
 /*
- * NMI context, after an NMI from outside: kick every other watched CPU
- * whose heartbeat is stale into reporting itself.  When every CPU runs
- * with interrupts off no timer checks anyone, and an external NMI (a BMC
- * watchdog's pre-timeout, an NMI button, a hypervisor's injection) lands
- * on one CPU only; without this, only that CPU would speak.  np_wd_kick()
- * keeps it to one NMI per CPU and episode however many arrive.
- */
-static void np_wd_sweep(int self)
-{
-	u64 now = ktime_get_mono_fast_ns();
-	unsigned int cpu;
-
-	for_each_cpu(cpu, &np_wd_active) {
-		struct np_wd_cpu *b = per_cpu_ptr(&np_wd, cpu);
-
-		if (cpu == self ||
-		    (s64)(now - READ_ONCE(b->beat_ns)) <= (s64)np_wd_thresh_ns ||
-		    READ_ONCE(b->state) != NP_WD_OK)
-			continue;
-		np_wd_kick(cpu);
-	}
-}
-
-/*
- * Unclaimed NMIs: check ourselves and sweep the others; claim one only as
- * the late twin of a request np_wd_nmi() already served, else leave it to
- * its other users.
+ * Unclaimed NMIs: check ourselves and sweep the others; never claimed,
+ * the kernel reports them (and panics on them if so configured).
  */
 static int np_wd_unknown_nmi(unsigned int type, struct pt_regs *regs)
 {
-	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
 	int cpu = smp_processor_id();
 
 	np_wd_self_check(regs);
 	if (cpumask_test_cpu(cpu, &np_wd_active))
 		np_wd_sweep(cpu);
-	if (w->grace_until && ktime_get_mono_fast_ns() < w->grace_until) {
-		w->grace_until = 0;
-		return NMI_HANDLED;
-	}
 	return NMI_DONE;
 }
 
@@ -467,6 +299,7 @@ static struct kprobe np_wd_touch_kp = {
 	.symbol_name	= "arch_touch_nmi_watchdog",
 	.pre_handler	= np_wd_touch,
 };
+
 static bool np_wd_touch_on;
 
 /* cpuhp, runs on @cpu: start its heartbeat. */
@@ -533,27 +366,17 @@ err_local:
 
 static void np_wd_stop(void)
 {
-	unsigned int cpu, tries;
+	unsigned int cpu;
 
 	lockdep_assert_held(&np_wd_mutex);
 	if (!np_wd_running)
 		return;
 	cpuhp_remove_state(np_wd_hp_state);	/* cancels every timer */
-	/*
-	 * Let NMIs already sent be claimed before the handler goes, or they
-	 * would be reported as unknown; an offline target never claims.
-	 */
 	for_each_possible_cpu(cpu) {
 		struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
 
-		for (tries = 0; tries < 100; tries++) {
-			if (!atomic_read(&w->nmi_pending) &&
-			    !atomic_read(&w->bt_request))
-				break;
-			usleep_range(1000, 2000);
-		}
-		atomic_set(&w->nmi_pending, 0);
-		atomic_set(&w->bt_request, 0);
+		np_nmi_ipi_drain(&w->nmi_req);
+		np_nmi_ipi_drain(&w->bt_req);
 	}
 	unregister_nmi_handler(NMI_UNKNOWN, "nmiprof_wd_unknown");
 	unregister_nmi_handler(NMI_LOCAL, "nmiprof_wd");

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The watchdog's per-CPU state, shared by its core (watchdog.c: heartbeat
+ * timers, the NMI self-check, start and stop) and its buddy check
+ * (watchdog_buddy.c: who looks at whose heartbeat).
+ */
+#ifndef _NMIPROF_WATCHDOG_CPU_H
+#define _NMIPROF_WATCHDOG_CPU_H
+
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/hrtimer.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+
+/* How far a buddy got with a stuck CPU in this episode. */
+enum np_wd_kick {
+	NP_WD_KICK_NONE,
+	NP_WD_KICK_SENT,	/* NMI IPI sent */
+	NP_WD_KICK_SILENT,	/* no answer; the buddy reported it */
+};
+
+enum np_wd_state {
+	NP_WD_OK,		/* no episode */
+	NP_WD_REPORTING,	/* this CPU's NMI is writing the report */
+	NP_WD_REPORTED,		/* report and snapshot written */
+};
+
+struct np_wd_cpu {
+	struct hrtimer	timer;
+	u64		beat_ns;	/* last heartbeat, mono fast clock */
+	atomic_t	nmi_req;	/* nmi_ipi.h: 1, check yourself */
+	atomic_t	bt_req;		/* nmi_ipi.h: 1 + CPU that wants our
+					 * backtrace
+					 */
+	atomic_t	kicked;		/* enum np_wd_kick */
+	int		state;		/* enum np_wd_state, written by this CPU */
+	atomic_t	traced;		/* episode's trace event emitted */
+
+	/* Snapshot for the trace events, published by state = REPORTED. */
+	u64		since_ns;	/* heartbeat before the episode */
+	u64		stuck_ns;	/* at report time */
+	unsigned long	ip;
+	pid_t		tgid;
+	pid_t		pid;
+	char		comm[TASK_COMM_LEN];
+};
+
+DECLARE_PER_CPU(struct np_wd_cpu, np_wd);
+
+/* Set while the watchdog is stopped; read by timers and NMIs. */
+extern u64 np_wd_thresh_ns;
+extern struct cpumask np_wd_active;	/* CPUs whose timer runs */
+
+/* watchdog.c, hrtimer context: emit @cpu's lockup trace event once. */
+void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu);
+
+/* watchdog_buddy.c */
+void np_wd_check_buddies(int cpu, u64 now);
+void np_wd_sweep(int self);
+
+#endif /* _NMIPROF_WATCHDOG_CPU_H */
