@@ -25,8 +25,11 @@
  * callback: the kicked/state hand-off).
  *
  * -DREPORT_MAX=THRESH+1  a report that outlasts the threshold (the 3 s
- *                   UART lock wait, issue 14 section 6): SPIN finds
- *                   the same episode reported twice, by the CPU and as
+ *                   UART lock wait, issue 14 section 6): a CPU still
+ *                   REPORTING has answered, so no second report.
+ * -DBUG_REPORTING_SILENT  np_wd_check() does not take REPORTING as an
+ *                   answer (as before its fix): with REPORT_MAX=4 SPIN
+ *                   finds the episode reported twice, by the CPU and as
  *                   silent by its buddy.
  * -DBUG_SPLIT_XCHG  the timer reads and resets kicked in two steps (not
  *                   atomic_xchg()): a buddy's SILENT verdict slips in
@@ -89,6 +92,9 @@ inline check(b, t)
 		late = true;
 		if
 		:: state[b] == WD_REPORTED	/* smp_load_acquire() */
+#ifndef BUG_REPORTING_SILENT
+		:: state[b] == WD_REPORTING	/* it answered */
+#endif
 		:: else ->
 			if
 			:: kicked[b] == KICK_NONE ->
