@@ -18,7 +18,9 @@ SPIN_SECS, SPIN_WINDOW = 4, 8
 # kmod_sample (ringcheck -x); here the spin must be clearly there.
 SPIN_MIN, SPIN_MAX = 10.0, 60.0
 
-ROW = re.compile(r'^\s*([\d.]+)%\s+(\d+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(.+?)\s+'
+# The Pid column is there when the sort keys have pid: top's default
+# (comm,pid,dso,sym) has it, report's (comm,dso,sym) hasn't.
+ROW = re.compile(r'^\s*([\d.]+)%\s+(\d+)\s+(\d+)\s+(\S+)\s+(?:(\d+)\s+)?(.+?)\s+'
                  r'\[(.)\]\s+(.+?)\s*$')
 failures = []
 
