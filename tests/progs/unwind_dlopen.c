@@ -10,18 +10,7 @@
  * resolved against the wrong mapping shows hot_in_b under call_a.
  */
 #include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
+#include "split_main.h"
 
 __attribute__((noinline)) static int call(const char *dir, const char *lib,
 					  const char *sym)

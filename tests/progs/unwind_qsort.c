@@ -10,23 +10,12 @@
  * run_a with ~75% and run_b with ~25% of the time.  Prints the split it
  * measured: "run_a 0.7490 run_b 0.2510 total 3.00".
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "split_main.h"
 
 #define N 2000
 
 static volatile uint64_t sink;
 static int v[N];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
 
 __attribute__((noinline)) static int cmp(const void *a, const void *b)
 {
@@ -61,19 +50,5 @@ __attribute__((noinline)) void run_b(void)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3.0;
-	uint64_t ta = 0, tb = 0, t0, t1, t2, cpu0 = now_ns();
-
-	do {
-		t0 = now_ns();
-		run_a();
-		t1 = now_ns();
-		run_b();
-		t2 = now_ns();
-		ta += t1 - t0;
-		tb += t2 - t1;
-	} while (t2 - cpu0 < (uint64_t)(secs * 1e9));
-	printf("run_a %.4f run_b %.4f total %.2f\n", (double)ta / (ta + tb),
-	       (double)tb / (ta + tb), (t2 - cpu0) / 1e9);
-	return 0;
+	return split_main(argc, argv, "run_a", run_a, "run_b", run_b);
 }

@@ -11,22 +11,11 @@
  * callers apart.  Prints the split it measured with its thread CPU
  * clock: "caller_a 0.7502 caller_b 0.2498 total 3.00".
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "split_main.h"
 
 #define UNIT 200000
 
 static volatile uint64_t sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
 
 /* Locals that live on the stack give every frame a CFA offset of its own. */
 __attribute__((noinline)) void work(int units)
@@ -72,19 +61,5 @@ __attribute__((noinline)) void caller_b(void)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3.0;
-	uint64_t ta = 0, tb = 0, t0, t1, t2, cpu0 = now_ns();
-
-	do {
-		t0 = now_ns();
-		caller_a();
-		t1 = now_ns();
-		caller_b();
-		t2 = now_ns();
-		ta += t1 - t0;
-		tb += t2 - t1;
-	} while (t2 - cpu0 < (uint64_t)(secs * 1e9));
-	printf("caller_a %.4f caller_b %.4f total %.2f\n", (double)ta / (ta + tb),
-	       (double)tb / (ta + tb), (t2 - cpu0) / 1e9);
-	return 0;
+	return split_main(argc, argv, "caller_a", caller_a, "caller_b", caller_b);
 }
