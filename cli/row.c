@@ -14,8 +14,17 @@
 #include "cli.h"
 
 #define COL_WEIGHTS	"Overhead      Self  Children"
+/* Column widths, and the narrowest each is cut to on a narrow terminal. */
+#define COMM_WIDTH	15
+#define COMM_MIN	6
+#define ID_WIDTH	8	/* pid, tid */
+#define ID_MIN		5
 #define DSO_WIDTH	20
-#define SYM_WIDTH	40	/* when a column follows the symbol */
+#define DSO_MIN		8
+#define SYM_WIDTH	36	/* when a column follows the symbol */
+#define SYM_MIN		20
+#define SEP		2	/* between columns */
+#define SYM_TAG		4	/* "[.] " */
 
 const char *cli_basename(const char *path)
 {
@@ -58,26 +67,90 @@ put(char *buf, size_t len, size_t *n, const char *fmt, ...)
 		*n += (size_t)w;
 }
 
+struct layout {
+	size_t w[TOPVIEW_KEY_NR];	/* each key's column, by key */
+};
+
+/* The columns' widths for a line of width columns (0: no limit). */
+static void layout(struct layout *l, const struct topview_keys *k, size_t width)
+{
+	static const struct {
+		enum topview_key key;
+		size_t min;
+	} shrink[] = {	/* cut in this order, each to its minimum */
+		{ TOPVIEW_KEY_COMM, COMM_MIN }, { TOPVIEW_KEY_PID, ID_MIN },
+		{ TOPVIEW_KEY_TID, ID_MIN }, { TOPVIEW_KEY_DSO, DSO_MIN },
+		{ TOPVIEW_KEY_SYM, SYM_MIN },
+	};
+	size_t used = strlen(COL_WEIGHTS), want;
+	enum topview_key last;
+
+	memset(l, 0, sizeof(*l));
+	if (!k->nr)
+		return;
+	last = k->key[k->nr - 1];
+	for (unsigned i = 0; i < k->nr && k->key[i] < TOPVIEW_KEY_NR; i++) {
+		size_t *w = &l->w[k->key[i]];
+
+		switch (k->key[i]) {
+		case TOPVIEW_KEY_COMM: *w = COMM_WIDTH; break;
+		case TOPVIEW_KEY_PID:
+		case TOPVIEW_KEY_TID: *w = ID_WIDTH; break;
+		case TOPVIEW_KEY_CPU: *w = 3; break;
+		case TOPVIEW_KEY_DSO: *w = DSO_WIDTH; break;
+		case TOPVIEW_KEY_SYM: *w = SYM_WIDTH; break;
+		default: *w = 0; break;
+		}
+		used += SEP + (k->key[i] == TOPVIEW_KEY_SYM ? SYM_TAG : 0);
+		if (i + 1 == k->nr)	/* the last column takes what is left */
+			*w = k->key[i] == TOPVIEW_KEY_SYM ? SYM_MIN :
+			     k->key[i] == TOPVIEW_KEY_DSO ? DSO_MIN : *w;
+		used += *w;
+	}
+	if (!width)
+		return;
+	for (size_t i = 0; i < sizeof(shrink) / sizeof(shrink[0]) && used > width; i++) {
+		size_t *w = &l->w[shrink[i].key];
+
+		if (!topview_keys_has(k, shrink[i].key) ||
+		    last == shrink[i].key || *w <= shrink[i].min)
+			continue;
+		want = used - width < *w - shrink[i].min ? used - width : *w - shrink[i].min;
+		*w -= want;
+		used -= want;
+	}
+	/* the last name column gets the rest of the line, cut to fit */
+	if (last == TOPVIEW_KEY_SYM || last == TOPVIEW_KEY_DSO ||
+	    last == TOPVIEW_KEY_COMM) {
+		used -= l->w[last];
+		l->w[last] = width > used ? width - used : 1;
+	}
+}
+
 static void format(char *buf, size_t len, size_t n, const struct topview_keys *k,
 		   const struct topview_row *r, size_t width)
 {
+	struct layout l;
 	char f[256];
 
+	layout(&l, k, width);
 	for (unsigned i = 0; i < k->nr; i++) {
 		int last = i + 1 == k->nr;
+		/* an unlimited last column: the name whole, unpadded */
+		size_t w = last && !width ? 0 : l.w[k->key[i]];
 
 		switch (k->key[i]) {
 		case TOPVIEW_KEY_COMM:
-			put(buf, len, &n, last ? "  %.15s" : "  %-15.15s",
-			    r ? r->comm : "Command");
+			cli_fit(f, sizeof(f), r ? r->comm : "Command", w);
+			put(buf, len, &n, "  %s", f);
 			break;
 		case TOPVIEW_KEY_PID:
 		case TOPVIEW_KEY_TID:
 			if (r)
-				put(buf, len, &n, "  %8u",
+				put(buf, len, &n, "  %*u", (int)w,
 				    k->key[i] == TOPVIEW_KEY_PID ? r->pid : r->tid);
 			else
-				put(buf, len, &n, "  %8s",
+				put(buf, len, &n, "  %*s", (int)w,
 				    k->key[i] == TOPVIEW_KEY_PID ? "Pid" : "Tid");
 			break;
 		case TOPVIEW_KEY_CPU:
@@ -87,22 +160,25 @@ static void format(char *buf, size_t len, size_t n, const struct topview_keys *k
 				put(buf, len, &n, "  CPU");
 			break;
 		case TOPVIEW_KEY_DSO:
-			cli_fit(f, sizeof(f), r ? cli_basename(r->dso) : "Shared Object",
-				last ? 0 : DSO_WIDTH);
+			cli_fit(f, sizeof(f), r ? cli_basename(r->dso) : "Shared Object", w);
 			put(buf, len, &n, "  %s", f);
 			break;
 		case TOPVIEW_KEY_SYM:
-			cli_fit(f, sizeof(f), r ? r->sym : "Symbol",
-				last ? 0 : SYM_WIDTH - 4);
-			if (r)
+			if (r) {
+				cli_fit(f, sizeof(f), r->sym, w);
 				put(buf, len, &n, "  [%c] %s", r->kernel ? 'k' : '.', f);
-			else
+			} else {
+				cli_fit(f, sizeof(f), "Symbol", w);
 				put(buf, len, &n, "  %s%s", last ? "" : "    ", f);
+			}
 			break;
 		default:
 			break;
 		}
 	}
+	/* trailing padding of a cut last column is noise */
+	while (n > 0 && n < len && buf[n - 1] == ' ')
+		buf[--n] = 0;
 	if (width && width < len)
 		buf[width] = 0;
 }

@@ -219,7 +219,7 @@ static void draw(struct top_screen *s)
 	top_header(t, l1, sizeof(l1), l2, sizeof(l2));
 	put_line(0, l1, A_BOLD);
 	put_line(1, l2, A_NORMAL);
-	cli_format_header(line, sizeof(line), topview_keys(t->tv), 0);
+	cli_format_header(line, sizeof(line), topview_keys(t->tv), (size_t)COLS);
 	put_line(2, line, A_REVERSE);
 	visible = ymax > 3 ? (size_t)(ymax - 3) : 1;
 
@@ -240,7 +240,7 @@ static void draw(struct top_screen *s)
 		const struct topview_row *r = shown_row(s, i);
 
 		cli_format_row(line, sizeof(line), topview_keys(t->tv), r,
-			       topview_total(t->tv), 0);
+			       topview_total(t->tv), (size_t)COLS);
 		put_line(y++, line, i == s->cursor ? A_REVERSE : A_NORMAL);
 		if (!row_is_expanded(s, r))
 			continue;

@@ -7,7 +7,7 @@
 # the top, only rows with self samples in the self sort, sort cycling,
 # help screen, search, call-graph expansion (one row and all), kernel-frame
 # toggle, comm and CPU filters, zoom into an object and a process, decay,
-# pause, terminal resize, zero, quit.
+# pause, terminal resize (and columns narrowed to 80), zero, quit.
 #
 #   top_tmux.sh NMIPROF HOT WORKDIR
 #
@@ -266,6 +266,18 @@ while :; do
 	sleep 0.2
 done
 step "resize to 90x16: laid out again for the new size"
+
+# 80 columns: comm, pid and object narrow (cut with '..') so that the
+# symbol still shows; at fixed widths it started at column 79.
+t resize-window -t top -x 80 -y 24 2>/dev/null ||
+	t resize-pane -t top -x 80 -y 24
+wait_for_line 4 '^ +[0-9.]+% +[0-9]+ +[0-9]+  hot +[0-9]+  hot +\[\.\] hot_a$'
+if awk 'length($0) > 80' "$WORK/screen.txt" | grep -q .; then
+	echo "FAIL: a line wider than 80 columns:"; cat "$WORK/screen.txt"; exit 1
+fi
+sed -n 3p "$WORK/screen.txt" | grep -q '  Symbol' ||
+	{ echo "FAIL: no Symbol title at 80 columns:"; cat "$WORK/screen.txt"; exit 1; }
+step "80 columns: [.] hot_a shown whole, columns narrowed"
 
 keys z
 wait_for 'zeroed'
