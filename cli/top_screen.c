@@ -26,7 +26,8 @@ enum prompt_kind { PROMPT_NONE, PROMPT_CPU, PROMPT_PID, PROMPT_COMM, PROMPT_SEAR
 
 /* A row by its names, not its place: survives re-sorting. */
 struct row_key {
-	uint32_t pid;
+	uint32_t pid, tid, cpu;
+	int kernel;
 	char comm[TOPVIEW_COMM_MAX], dso[256], sym[256];
 };
 
@@ -75,7 +76,8 @@ static const char *const help_text[] = {
 
 static int key_is(const struct row_key *k, const struct topview_row *r)
 {
-	return r->pid == k->pid && !strcmp(r->sym, k->sym) &&
+	return r->pid == k->pid && r->tid == k->tid && r->cpu == k->cpu &&
+	       r->kernel == k->kernel && !strcmp(r->sym, k->sym) &&
 	       !strcmp(r->dso, k->dso) && !strcmp(r->comm, k->comm);
 }
 
@@ -244,7 +246,8 @@ static void draw(struct top_screen *s)
 		put_line(y++, line, i == s->cursor ? A_REVERSE : A_NORMAL);
 		if (!row_is_expanded(s, r))
 			continue;
-		if (!expansion(t, r, callers, &nc, callees, &ne)) {
+		expansion(t, r, callers, &nc, callees, &ne);
+		if (!nc && !ne) {
 			put_line(y++, "    (no callers, no callees)", A_DIM);
 			continue;
 		}
@@ -286,6 +289,9 @@ static void expand_toggle(struct top_screen *s)
 		return;
 	}
 	s->toggled[i].pid = r->pid;
+	s->toggled[i].tid = r->tid;
+	s->toggled[i].cpu = r->cpu;
+	s->toggled[i].kernel = r->kernel;
 	snprintf(s->toggled[i].comm, sizeof(s->toggled[i].comm), "%s", r->comm);
 	snprintf(s->toggled[i].dso, sizeof(s->toggled[i].dso), "%s", r->dso);
 	snprintf(s->toggled[i].sym, sizeof(s->toggled[i].sym), "%s", r->sym);
@@ -452,8 +458,11 @@ static int key(struct top_screen *s, int ch)
 		r = shown_row(s, s->cursor);
 		if (t->zoom_dso[0])
 			t->zoom_dso[0] = 0;
-		else if (r)
+		else if (r && r->dso[0])
 			snprintf(t->zoom_dso, sizeof(t->zoom_dso), "%s", r->dso);
+		else if (r)
+			snprintf(t->message, sizeof(t->message),
+				 "d: rows are not per object (-s has no dso or sym)");
 		s->cursor = s->scroll = 0;
 		break;
 	case 't':
@@ -463,7 +472,11 @@ static int key(struct top_screen *s, int ch)
 			t->filter.pid = -1;
 		else if (r && topview_keys_has(topview_keys(t->tv), TOPVIEW_KEY_PID))
 			t->filter.pid = r->pid;
-		else
+		else if (r) {
+			snprintf(t->message, sizeof(t->message),
+				 "t: rows are not per process (-s has no pid)");
+			break;
+		} else
 			break;
 		apply_filter(s);
 		break;

@@ -23,6 +23,9 @@ add_test(NAME cli_malformed COMMAND sh ${NMIPROF_CLI_TESTS}/malformed.sh
   ${NMIPROF_CLI_WORK}/malformed)
 add_test(NAME cli_top_tmux COMMAND sh ${NMIPROF_CLI_TESTS}/top_tmux.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top)
+# top's screen with -s keys other than the default (issue 15).
+add_test(NAME cli_top_keys COMMAND sh ${NMIPROF_CLI_TESTS}/top_keys.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top_keys)
 add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/record)
 # record's output file and exit code against perf record's (issue 15).
@@ -48,11 +51,11 @@ if(NMIPROF_NODE)
 else()
   add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
 endif()
-set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_record
-  cli_record_output cli_unprivileged cli_options cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_top_keys
+  cli_record cli_record_output cli_unprivileged cli_options cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
-set_tests_properties(cli_top_tmux cli_record cli_record_output cli_top_daemon
-  cli_unprivileged PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(cli_top_tmux cli_top_keys cli_record cli_record_output
+  cli_top_daemon cli_unprivileged PROPERTIES RUN_SERIAL TRUE)
 
 # Benchmark: the cost of one top refresh over 100k rows (prints figures).
 add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topview.c)

@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The full-screen `nmiprof top` with -s keys other than the default,
+# in a detached tmux: with -s cpu,comm,sym, hot_a makes one row per CPU
+# (two hot programs, one pinned to each of CPUs 0 and 1) and Enter
+# expands the row under the cursor only; with -s cpu a row without
+# callers or callees says so, and d and t say why they cannot zoom.
+#
+#   top_keys.sh NMIPROF HOT WORKDIR
+#
+# Exits 77 (skip) when tmux or taskset is missing, the machine has one
+# CPU, or it cannot sample.
+# shellcheck disable=SC2015
+set -u
+NMIPROF=$1 HOT=$2 WORK=$3/run.$$
+mkdir -p "$WORK"
+
+skip() { echo "SKIP: $*"; exit 77; }
+command -v tmux >/dev/null || skip "tmux not installed"
+command -v taskset >/dev/null || skip "taskset not installed"
+[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "one CPU"
+[ -x "$HOT" ] || { echo "FAIL: $HOT not built"; exit 1; }
+"$NMIPROF" top --once -d 1 -n 1 >"$WORK/probe.out" 2>"$WORK/probe.err"
+case $? in
+0) ;;
+3|4) skip "no sampling backend usable: $(cat "$WORK/probe.err")" ;;
+*) echo "FAIL: top --once: $(cat "$WORK/probe.err")"; exit 1 ;;
+esac
+
+taskset -c 0 "$HOT" 60 >/dev/null 2>&1 &
+HOT0=$!
+taskset -c 1 "$HOT" 60 >/dev/null 2>&1 &
+HOT1=$!
+cleanup() {
+	tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+	kill "$HOT0" "$HOT1" 2>/dev/null
+	wait "$HOT0" "$HOT1" 2>/dev/null
+}
+TMUX_SOCK=nmiprof-top-keys-$$
+trap cleanup EXIT INT TERM
+# shellcheck source=tests/cli/tmux_lib.sh
+. "$(dirname "$0")/tmux_lib.sh"
+step() { echo "ok   $*"; }
+# count REGEX: lines of the screen matching
+count() { screen | grep -Ec -- "$1"; }
+# until_count REGEX N: until N lines match (10 s)
+until_count() {
+	i=0
+	until [ "$(count "$1")" -eq "$2" ]; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || { echo "FAIL: not $2 lines /$1/:"; screen; exit 1; }
+		sleep 0.2
+	done
+}
+
+start() {
+	t -f /dev/null new-session -d -s top -x 120 -y 30 "$NMIPROF top -d 1 $*" ||
+		skip "tmux cannot start a session here"
+	wait_for '^nmiprof top  backend: ' 10
+}
+
+start -s cpu,comm,sym
+keys /
+keys -l hot_a
+keys Enter
+wait_for 'search=hot_a'
+wait_for '  0  hot  +\[\.\] hot_a$'
+wait_for '  1  hot  +\[\.\] hot_a$'
+keys Home Enter
+wait_for '^    callers'
+until_count '^    callers' 1
+sleep 1.5	# a refresh or two: still only the row under the cursor
+until_count '^    callers' 1
+step "-s cpu,comm,sym: a row per CPU, Enter expands one of them"
+keys Down Enter
+until_count '^    callers' 2
+keys Enter
+until_count '^    callers' 1
+step "-s cpu,comm,sym: the second row expands and collapses on its own"
+t kill-server
+
+start -s cpu
+wait_for '^ +[0-9.]+% +[0-9]+ +[0-9]+    [01]$'
+keys Home Enter
+wait_for '^    \(no callers, no callees\)'
+until_count '^    \(no callers, no callees\)' 1
+step "-s cpu: Enter on a row with no callers and no callees says so"
+keys d
+wait_for 'rows are not per object'
+keys t
+wait_for 'rows are not per process'
+step "-s cpu: d and t say why they cannot zoom"
+keys q
+cleanup
+rm -rf "$WORK"
