@@ -2,32 +2,51 @@
 /*
  * NMI-safe polled UART writer for lockup reports.
  *
- * It does what serial8250_console_write() does during an oops: save IER
- * and mask the UART's interrupts, poll LSR for THRE before each byte,
- * wait for the transmitter to drain, restore IER, and only ever *try* the
- * driver's port lock, which the stuck CPU may hold.
+ * It does what serial8250_console_write() does: under the driver's port
+ * lock, save IER and mask the UART's interrupts, poll LSR for THRE (and
+ * CTS with console flow control) before each byte, wait for the
+ * transmitter to drain, restore IER.  It only ever *tries* the port
+ * lock, which the stuck CPU may hold.
  *
- * When the 8250 driver owns our port, each line is written under its
- * port lock if that comes within NP_UART_PORT_LOCK_MS: console records
- * and tty output from other CPUs then land between our lines instead of
- * inside them (CI once got "[C3]o nmik: iprof: CPU 3 recovered" from a
- * shell writing while the line went out).  A holder that does not let go
- * is presumed stuck, and the rest of the report goes out without the
- * lock, interleaving if it must.  LSR error bits read here are not seen
- * by the driver; acceptable for a last-gasp report.
+ * Each line is written under the port lock if that comes within
+ * NP_UART_PORT_LOCK_MS: console records and tty output from other CPUs
+ * then land between our lines instead of inside them (CI once got
+ * "[C3]o nmik: iprof: CPU 3 recovered" from a shell writing while the
+ * line went out).  A holder that does not let go is presumed stuck, and
+ * the rest of the report goes out without the lock, interleaving if it
+ * must.  Without the lock we touch no register the driver or its console
+ * keeps state in: IER stays as the holder left it, since the console
+ * restores the IER it read on entry and the driver trusts its cached
+ * up->ier (restoring a value read while the holder had IER cleared
+ * leaves the tty without transmit interrupts for good); a pending UART
+ * interrupt just waits for the port lock, as it would anyway.  Bytes go
+ * out only while LCR.DLAB is clear, so that none lands in the divisor
+ * latch of a set_termios() in progress; that check and the write are
+ * not atomic without the lock, a window of one register access.  LSR
+ * error bits read here are not seen by the driver; acceptable for a
+ * last-gasp report.  RS485 ports (em485), whose driver must turn the
+ * line around, get no direct output.
+ *
+ * The registers are looked up in the driver's port for every line, and
+ * when the driver unbinds from the port's device, output stops before
+ * the driver unmaps them (np_uart_bus_notify()).
  *
  * Every wait is bounded, so a dead or flow-controlled port costs at most
- * NP_UART_TX_TIMEOUT_US per write instead of hanging an NMI handler.
+ * NP_UART_TX_TIMEOUT_US per byte instead of hanging an NMI handler.
  */
 #define pr_fmt(fmt) "nmiprof: " fmt
 
 #include <linux/atomic.h>
 #include <linux/delay.h>
+#include <linux/device.h>
 #include <linux/io.h>
 #include <linux/module.h>
+#include <linux/notifier.h>
+#include <linux/rcupdate.h>
 #include <linux/serial_8250.h>
 #include <linux/serial_reg.h>
 #include <linux/smp.h>
+#include <linux/timekeeping.h>
 
 #include "compat.h"
 #include "nmi_uart.h"
@@ -53,14 +72,23 @@ MODULE_PARM_DESC(uart_line,
 		 "8250 line (ttyS<n>) for lockup reports when uart_io is 0; -1: no UART output");
 
 static struct {
+	bool		present;	/* output on; see np_uart_bus_notify() */
+	bool		port_lock;	/* try the driver's port lock */
+	unsigned long	iobase;		/* uart_io= that no driver owns */
+	/* the 8250 driver's port at that address, NULL if none */
+	struct uart_8250_port *up;
+	struct device	*dev;		/* up's device, referenced */
+} np_uart;
+
+/* Where one line's registers are, as the driver's port says now. */
+struct np_uart_regs {
 	unsigned long	iobase;
 	void __iomem	*membase;
 	unsigned char	iotype;		/* UPIO_PORT, UPIO_MEM or UPIO_MEM32 */
 	unsigned char	regshift;
-	bool		present;
-	/* the 8250 driver's port at that address, NULL if none */
-	struct uart_port *port;
-} np_uart;
+	bool		locked;		/* under the driver's port lock */
+	bool		cts;		/* console flow control: wait for CTS */
+};
 
 /* CPU that owns the port for a whole report, -1 when free. */
 static atomic_t np_uart_owner = ATOMIC_INIT(-1);
@@ -68,101 +96,149 @@ static atomic_t np_uart_owner = ATOMIC_INIT(-1);
 /* The port lock's holder did not let go: write this report unlocked. */
 static bool np_uart_port_stuck;
 
-static unsigned int np_uart_in(int offset)
+static unsigned int np_uart_in(const struct np_uart_regs *r, int offset)
 {
-	switch (np_uart.iotype) {
+	switch (r->iotype) {
 	case UPIO_MEM:
-		return readb(np_uart.membase + (offset << np_uart.regshift));
+		return readb(r->membase + (offset << r->regshift));
 	case UPIO_MEM32:
-		return readl(np_uart.membase + (offset << np_uart.regshift));
+		return readl(r->membase + (offset << r->regshift));
 	default:
-		return inb(np_uart.iobase + offset);
+		return inb(r->iobase + offset);
 	}
 }
 
-static void np_uart_out(int offset, unsigned int value)
+static void np_uart_out(const struct np_uart_regs *r, int offset,
+			unsigned int value)
 {
-	switch (np_uart.iotype) {
+	switch (r->iotype) {
 	case UPIO_MEM:
-		writeb(value, np_uart.membase + (offset << np_uart.regshift));
+		writeb(value, r->membase + (offset << r->regshift));
 		break;
 	case UPIO_MEM32:
-		writel(value, np_uart.membase + (offset << np_uart.regshift));
+		writel(value, r->membase + (offset << r->regshift));
 		break;
 	default:
-		outb(value, np_uart.iobase + offset);
+		outb(value, r->iobase + offset);
 		break;
 	}
 }
 
-static bool np_uart_wait(unsigned int bits)
+/* Wait until (reg & mask) == want; false after NP_UART_TX_TIMEOUT_US. */
+static bool np_uart_wait(const struct np_uart_regs *r, int reg,
+			 unsigned int mask, unsigned int want)
 {
 	unsigned int us;
 
 	for (us = 0; us < NP_UART_TX_TIMEOUT_US; us++) {
-		if ((np_uart_in(UART_LSR) & bits) == bits)
+		if ((np_uart_in(r, reg) & mask) == want)
 			return true;
 		udelay(1);
 	}
 	return false;
 }
 
-static bool np_uart_putc(char c)
+static bool np_uart_putc(const struct np_uart_regs *r, char c)
 {
-	if (!np_uart_wait(UART_LSR_THRE))
+	if (!np_uart_wait(r, UART_LSR, UART_LSR_THRE, UART_LSR_THRE))
 		return false;
-	np_uart_out(UART_TX, c);
+	if (r->cts && !np_uart_wait(r, UART_MSR, UART_MSR_CTS, UART_MSR_CTS))
+		return false;
+	/* THR and DLL share an address: a set_termios() may be under way. */
+	if (!np_uart_wait(r, UART_LCR, UART_LCR_DLAB, 0))
+		return false;
+	np_uart_out(r, UART_TX, c);
+	return true;
+}
+
+/* Where up's registers are now; false: the driver has no UART there. */
+static bool np_uart_port_regs(struct uart_8250_port *up, struct np_uart_regs *r)
+{
+	struct uart_port *port = &up->port;
+
+	r->iotype = READ_ONCE(port->iotype);
+	r->iobase = READ_ONCE(port->iobase);
+	r->membase = READ_ONCE(port->membase);
+	r->regshift = READ_ONCE(port->regshift);
+	r->cts = READ_ONCE(port->flags) & UPF_CONS_FLOW;
+	if (READ_ONCE(port->type) == PORT_UNKNOWN || READ_ONCE(up->em485))
+		return false;
+	if (r->iotype == UPIO_PORT)
+		return r->iobase;
+	return (r->iotype == UPIO_MEM || r->iotype == UPIO_MEM32) && r->membase;
+}
+
+static bool np_uart_regs(struct np_uart_regs *r)
+{
+	*r = (struct np_uart_regs){};
+	if (np_uart.up)
+		return np_uart_port_regs(np_uart.up, r);
+	r->iobase = np_uart.iobase;
+	r->iotype = UPIO_PORT;
 	return true;
 }
 
 /* Take the driver's port lock for one line; false: write without it. */
 static bool np_uart_line_begin(void)
 {
-	unsigned int us;
+	u64 end = ktime_get_mono_fast_ns() + NP_UART_PORT_LOCK_MS * NSEC_PER_MSEC;
 
-	if (!np_uart.port || READ_ONCE(np_uart_port_stuck))
+	if (!np_uart.up || !np_uart.port_lock || READ_ONCE(np_uart_port_stuck))
 		return false;
-	for (us = 0; us < NP_UART_PORT_LOCK_MS * USEC_PER_MSEC; us++) {
-		if (np_uart_port_trylock(np_uart.port))
+	/* By the clock: 10^5 iterations of udelay(1) took 1.6 s under TCG. */
+	do {
+		if (np_uart_port_trylock(&np_uart.up->port))
 			return true;
 		udelay(1);
-	}
+	} while (ktime_get_mono_fast_ns() < end);
 	WRITE_ONCE(np_uart_port_stuck, true);
 	/* Says why this report's lines may come out mixed with others'. */
 	pr_warn("ttyS%d's port lock was not free for %d ms: this report goes out without it\n",
-		np_uart.port->line, NP_UART_PORT_LOCK_MS);
+		np_uart.up->port.line, NP_UART_PORT_LOCK_MS);
 	return false;
 }
 
 void np_uart_write(const char *s, size_t len)
 {
+	struct np_uart_regs r;
 	unsigned long flags;
-	unsigned int ier;
-	bool locked;
+	unsigned int ier = 0;
+	bool own_ier;
 	size_t i;
 
-	if (!np_uart.present)
-		return;
-
 	/*
-	 * The driver's irq handler takes the port lock: never hold it with
-	 * interrupts on (we run in NMI or hardirq anyway).
+	 * Interrupts stay off from the check of present to the last
+	 * register access: np_uart_bus_notify()'s synchronize_rcu() waits
+	 * for that.  The driver's irq handler takes the port lock: never
+	 * hold it with interrupts on (we run in NMI or hardirq anyway).
 	 */
 	local_irq_save(flags);
-	locked = np_uart_line_begin();
-	ier = np_uart_in(UART_IER);
-	np_uart_out(UART_IER, 0);
+	if (!READ_ONCE(np_uart.present) || !np_uart_regs(&r))
+		goto out;
+	r.locked = np_uart_line_begin();
+	/* IER is ours only under the port lock, or with no driver at all. */
+	own_ier = r.locked || !np_uart.up;
+	if (own_ier) {
+		if (!np_uart_wait(&r, UART_LCR, UART_LCR_DLAB, 0))
+			goto unlock;
+		ier = np_uart_in(&r, UART_IER);
+		np_uart_out(&r, UART_IER, 0);
+	}
 	for (i = 0; i < len; i++) {
-		if (s[i] == '\n' && !np_uart_putc('\r'))
+		if (s[i] == '\n' && !np_uart_putc(&r, '\r'))
 			break;
-		if (!np_uart_putc(s[i]))
+		if (!np_uart_putc(&r, s[i]))
 			break;
 	}
 	/* Drain before giving the driver its interrupts back. */
-	np_uart_wait(UART_LSR_TEMT | UART_LSR_THRE);
-	np_uart_out(UART_IER, ier);
-	if (locked)
-		np_uart_port_unlock(np_uart.port);
+	np_uart_wait(&r, UART_LSR, UART_LSR_TEMT | UART_LSR_THRE,
+		     UART_LSR_TEMT | UART_LSR_THRE);
+	if (own_ier)
+		np_uart_out(&r, UART_IER, ier);
+unlock:
+	if (r.locked)
+		np_uart_port_unlock(&np_uart.up->port);
+out:
 	local_irq_restore(flags);
 }
 
@@ -193,10 +269,59 @@ void np_uart_unlock(void)
 	atomic_set_release(&np_uart_owner, -1);
 }
 
+/*
+ * The driver unbinding from the port's device is about to release the
+ * port (and iounmap an MMIO one): stop writing to it for good, and wait
+ * for the writers that saw it on, which run with interrupts off.
+ */
+static int np_uart_bus_notify(struct notifier_block *nb, unsigned long action,
+			      void *data)
+{
+	if (data != np_uart.dev || action != BUS_NOTIFY_UNBIND_DRIVER ||
+	    !READ_ONCE(np_uart.present))
+		return NOTIFY_DONE;
+	WRITE_ONCE(np_uart.present, false);
+	synchronize_rcu();
+	pr_info("ttyS%d's driver unbinds: no more direct UART output\n",
+		np_uart.up->port.line);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block np_uart_bus_nb = {
+	.notifier_call = np_uart_bus_notify,
+};
+
+/* Output to the driver's port up, until its driver unbinds. */
+static void np_uart_use_port(struct uart_8250_port *up)
+{
+	struct device *dev = up->port.dev;
+
+	if (dev && dev->bus) {
+		if (bus_register_notifier(dev->bus, &np_uart_bus_nb)) {
+			pr_warn("ttyS%d: cannot watch its driver; no direct UART output\n",
+				up->port.line);
+			return;
+		}
+		np_uart.dev = get_device(dev);
+	}
+	np_uart.up = up;
+	np_uart.present = true;
+}
+
+static void np_uart_put_port(void)
+{
+	if (np_uart.dev) {
+		bus_unregister_notifier(np_uart.dev->bus, &np_uart_bus_nb);
+		put_device(np_uart.dev);
+		np_uart.dev = NULL;
+	}
+	np_uart.up = NULL;
+}
+
 #ifdef CONFIG_SERIAL_8250
 /*
  * The driver's serial8250_get_port(), through a reference on its module
- * held for as long as np_uart.port may point into its ports.  symbol_get:
+ * held for as long as np_uart.up may point into its ports.  symbol_get:
  * a kernel without the 8250 driver can still load us.
  */
 static struct uart_8250_port *(*np_8250_get_port)(int line);
@@ -210,7 +335,6 @@ static bool np_uart_8250_get(void)
 
 static void np_uart_8250_put(void)
 {
-	np_uart.port = NULL;
 	if (np_8250_get_port)
 		symbol_put(serial8250_get_port);
 	np_8250_get_port = NULL;
@@ -219,7 +343,8 @@ static void np_uart_8250_put(void)
 /* Write to the port the 8250 driver has set up as ttyS<line>. */
 static void np_uart_from_8250(int line)
 {
-	struct uart_port *port;
+	struct uart_8250_port *up;
+	struct np_uart_regs r;
 
 	if (line >= CONFIG_SERIAL_8250_NR_UARTS) {
 		pr_warn("uart_line=%d: no such 8250 line\n", line);
@@ -229,40 +354,32 @@ static void np_uart_from_8250(int line)
 		pr_info("no 8250 driver; set uart_io= for lockup reports on a UART\n");
 		return;
 	}
-	port = &np_8250_get_port(line)->port;
-	if (port->type == PORT_UNKNOWN || (!port->iobase && !port->membase)) {
-		pr_info("ttyS%d is not a UART; no direct UART output\n", line);
-	} else if (port->iotype != UPIO_PORT && port->iotype != UPIO_MEM &&
-		   port->iotype != UPIO_MEM32) {
-		pr_info("ttyS%d: unsupported iotype %u; no direct UART output\n",
-			line, port->iotype);
-	} else {
-		np_uart.iobase = port->iobase;
-		np_uart.membase = port->membase;
-		np_uart.iotype = port->iotype;
-		np_uart.regshift = port->regshift;
-		np_uart.port = port;
-		np_uart.present = true;
-		pr_info("lockup reports go to ttyS%d directly\n", line);
+	up = np_8250_get_port(line);
+	if (!np_uart_port_regs(up, &r)) {
+		pr_info("ttyS%d is not a UART nmiprof can write to (iotype %u%s); no direct UART output\n",
+			line, up->port.iotype, up->em485 ? ", RS485" : "");
+		return;
 	}
+	np_uart_use_port(up);
+	if (np_uart.present)
+		pr_info("lockup reports go to ttyS%d directly\n", line);
 }
 
-/* uart_io= given: the driver's port at that address, if any, for its lock. */
-static void np_uart_find_8250(unsigned long iobase)
+/* uart_io= given: the driver's port at that address, if any. */
+static struct uart_8250_port *np_uart_find_8250(unsigned long iobase)
 {
-	struct uart_port *port;
+	struct uart_8250_port *up;
 	int line;
 
 	if (!np_uart_8250_get())
-		return;
+		return NULL;
 	for (line = 0; line < CONFIG_SERIAL_8250_NR_UARTS; line++) {
-		port = &np_8250_get_port(line)->port;
-		if (port->type != PORT_UNKNOWN && port->iotype == UPIO_PORT &&
-		    port->iobase == iobase) {
-			np_uart.port = port;
-			return;
-		}
+		up = np_8250_get_port(line);
+		if (up->port.type != PORT_UNKNOWN &&
+		    up->port.iotype == UPIO_PORT && up->port.iobase == iobase)
+			return up;
 	}
+	return NULL;
 }
 #else
 static void np_uart_from_8250(int line)
@@ -270,8 +387,9 @@ static void np_uart_from_8250(int line)
 	pr_info("no 8250 driver; set uart_io= for lockup reports on a UART\n");
 }
 
-static void np_uart_find_8250(unsigned long iobase)
+static struct uart_8250_port *np_uart_find_8250(unsigned long iobase)
 {
+	return NULL;
 }
 
 static void np_uart_8250_put(void)
@@ -281,32 +399,33 @@ static void np_uart_8250_put(void)
 
 int np_uart_init(void)
 {
-	/* On PREEMPT_RT the port lock sleeps: never take it from NMI. */
-	bool port_lock = !IS_ENABLED(CONFIG_PREEMPT_RT);
+	struct uart_8250_port *up;
 
+	/* On PREEMPT_RT the port lock sleeps: never take it from NMI. */
+	np_uart.port_lock = !IS_ENABLED(CONFIG_PREEMPT_RT);
 	if (uart_io) {
 		/* The driver may own the region: share it, as earlycon does. */
-		np_uart.iobase = uart_io;
-		np_uart.iotype = UPIO_PORT;
-		np_uart.present = true;
-		if (port_lock)
-			np_uart_find_8250(uart_io);
-		if (np_uart.port)
-			pr_info("lockup reports go to the UART at I/O port %#lx, ttyS%d of the 8250 driver\n",
-				uart_io, np_uart.port->line);
-		else
+		up = np_uart_find_8250(uart_io);
+		if (up) {
+			np_uart_use_port(up);
+			if (np_uart.present)
+				pr_info("lockup reports go to the UART at I/O port %#lx, ttyS%d of the 8250 driver\n",
+					uart_io, up->port.line);
+		} else {
+			np_uart.iobase = uart_io;
+			np_uart.present = true;
 			pr_info("lockup reports go to the UART at I/O port %#lx\n",
 				uart_io);
+		}
 	} else if (uart_line >= 0) {
 		np_uart_from_8250(uart_line);
 	}
-	if (!port_lock)
-		np_uart.port = NULL;
 	return 0;
 }
 
 void np_uart_exit(void)
 {
 	np_uart.present = false;
+	np_uart_put_port();
 	np_uart_8250_put();
 }
