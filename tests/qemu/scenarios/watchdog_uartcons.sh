@@ -1,0 +1,64 @@
+# The serial port works as before after a report that had to go out
+# without the 8250 port lock (issue 14, section 3).  nmiprof_uartcons
+# keeps ttyS0's driver busy from the moment CPU 3's lockup report begins:
+# 1. a console flushing its backlog (IER cleared in each record, the
+#    first one longer than nmiprof waits for the lock) with tty output in
+#    progress: afterwards the
+#    UART's IER must be the driver's up->ier, and a line written to
+#    ttyS0 from here must reach the host (the check reads console.log);
+# 2. a set_termios() holding LCR.DLAB set past that wait: the divisor latch
+#    must not change.
+# @smp 4
+# @timeout 90
+# @modules nmiprof_lockup nmiprof_uartcons
+# @files tests/qemu/modules/lockup/lockup_lib.sh:/bench/lockup_lib.sh
+# @allow nmiprof: hard LOCKUP on CPU [0-3],
+. /bench/lockup_lib.sh
+
+# Bytes ttyS0's driver has transmitted (its interrupt handler counts them).
+tx_count() { sed -n 's/^0: .* tx:\([0-9]*\) .*/\1/p' /proc/tty/driver/serial; }
+
+# wait_dmesg ERE SECS
+wait_dmesg() {
+	_i=0
+	while ! dmesg_has "$1" && [ $_i -lt $2 ]; do
+		sleep 1
+		_i=$((_i + 1))
+	done
+	dmesg_has "$1"
+}
+
+wd_load watchdog_thresh=2
+
+# 1: a console busy with IER cleared.
+check "insmod nmiprof_uartcons" insmod "$MODULES/nmiprof_uartcons.ko" cpu=2
+wd_lockup cpu=3 secs=4
+check "the console's backlog is over" \
+	wait_dmesg 'nmiprof_uartcons: after the report:' 10
+check "the report went out without the port lock" dmesg_has 'port lock was not free'
+check "IER is the driver's after the report" \
+	dmesg_has 'nmiprof_uartcons: after the report: ttyS0 IER .* as the driver has it'
+# A line from user space, through the tty layer: the driver sends it from
+# its THRE interrupt, so it gets out only if IER lets that through.
+marker="@@UARTCONS-READBACK-$BENCH_KVER@@"
+tx0=$(tx_count)
+echo "$marker" >/dev/ttyS0 &
+_i=0
+while [ $(($(tx_count) - tx0)) -lt ${#marker} ] && [ $_i -lt 10 ]; do
+	sleep 1
+	_i=$((_i + 1))
+done
+[ $(($(tx_count) - tx0)) -ge ${#marker} ] ||
+	fail "ttyS0 sent $(($(tx_count) - tx0)) bytes of a ${#marker}-byte line in 10 s"
+check "rmmod nmiprof_uartcons" rmmod nmiprof_uartcons
+wait
+
+# 2: a set_termios() with LCR.DLAB set.
+check "insmod nmiprof_uartcons termios=1" \
+	insmod "$MODULES/nmiprof_uartcons.ko" cpu=2 termios=1
+wd_lockup cpu=3 secs=4
+check "the set_termios() is over" wait_dmesg 'nmiprof_uartcons: .*divisor latch' 10
+check "the divisor latch stayed" \
+	dmesg_has "nmiprof_uartcons: ttyS0's divisor latch stayed"
+check "rmmod nmiprof_uartcons termios=1" rmmod nmiprof_uartcons
+wd_finish
