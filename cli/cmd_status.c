@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -30,7 +31,8 @@ void usage_status(FILE *out)
 		"      --store DIR        store to inspect when no daemon runs\n"
 		"                         (default %s)\n"
 		"  -h, --help             this text\n\n"
-		"Exit status 0 whenever the report could be printed.\n",
+		"Exit status 0 whenever the report could be printed, 6 when the daemon\n"
+		"cannot write its store (disk full, directory gone).\n",
 		NP_CTL_DEFAULT_SOCKET, NP_STORE_DEFAULT_DIR);
 }
 
@@ -157,6 +159,35 @@ static void module_status(void)
 	close(fd);
 }
 
+/* Slices not reaching the disk, and what that has cost since start. */
+static void store_health(const struct np_ctl_status *s)
+{
+	if (s->store_errno) {
+		uint64_t now = (uint64_t)time(NULL) * 1000000000ULL;
+		const char *name = strerrorname_np(s->store_errno);
+		char since[32];
+
+		cli_format_time(s->store_since_ns, since, sizeof(since));
+		printf("store:    WRITES FAILING since %s (%llu s): %s (%s)\n",
+		       since, (unsigned long long)(now > s->store_since_ns ?
+		       (now - s->store_since_ns) / 1000000000ULL : 0),
+		       s->store_error, name ? name : "?");
+		printf("store:    %llu sample(s) pending in memory, %.1f of %.1f MiB "
+		       "(pending_size); retried every slice\n",
+		       (unsigned long long)s->store_pending,
+		       s->store_pending_bytes / 1048576.0,
+		       s->store_pending_max / 1048576.0);
+	}
+	if (s->store_dropped)
+		printf("store:    %llu unwritten sample(s) dropped over pending_size "
+		       "since start\n", (unsigned long long)s->store_dropped);
+	if (s->store_pruned_segs)
+		printf("store:    disk full: %llu oldest segment(s), %llu bytes, "
+		       "deleted to make room since start\n",
+		       (unsigned long long)s->store_pruned_segs,
+		       (unsigned long long)s->store_pruned_bytes);
+}
+
 static void daemon_status(const struct np_ctl_status *s)
 {
 	printf("daemon:   nmiprofd %s pid %lld, up %llus, %u client(s)\n", s->version,
@@ -177,6 +208,7 @@ static void daemon_status(const struct np_ctl_status *s)
 	printf("store:    %s, %llu bytes, %llu slice(s) of %us written, live %us\n",
 	       s->store_dir, (unsigned long long)s->store_bytes,
 	       (unsigned long long)s->slices, s->slice_s, s->live_s);
+	store_health(s);
 	if (s->rss_bytes)
 		printf("memory:   RSS %.1f MiB; live view %.1f, current slice %.1f, "
 		       "store dictionary %.1f, symbols %.1f MiB\n",
@@ -249,7 +281,7 @@ int cmd_status(int argc, char **argv)
 	struct np_ctl_client *c;
 	struct np_ctl_status st;
 	char err[512], paranoid[16];
-	int opt;
+	int opt, ret = EXIT_OK;
 
 	optind = 1;
 	opterr = 0;
@@ -282,11 +314,13 @@ int cmd_status(int argc, char **argv)
 	c = np_ctl_open(sock, err, sizeof(err));
 	if (c && !np_ctl_status(c, &st, err, sizeof(err))) {
 		daemon_status(&st);
+		if (st.store_errno)
+			ret = EXIT_FAILURE_RT;
 	} else {
 		printf("daemon:   not reachable (%s)\n", err);
 		store_status(store);
 	}
 	if (c)
 		np_ctl_close(c);
-	return EXIT_OK;
+	return ret;
 }

@@ -35,6 +35,7 @@ static uint64_t npd_rss_bytes(void)
 static void npd_cmd_status(struct nmiprofd *d, struct np_buf *reply)
 {
 	struct np_backend_stats bs;
+	struct npd_store_health h;
 	struct np_ctl_status st;
 	const char *warn = np_symbolizer_warning(d->sym);
 	uint64_t lost;
@@ -75,6 +76,16 @@ static void npd_cmd_status(struct nmiprofd *d, struct np_buf *reply)
 	st.mem_slice = npd_slices_mem(d->slices);
 	st.mem_store = npd_slices_store_mem(d->slices);
 	st.mem_symbols = np_symbolizer_mem(d->sym);
+	npd_slices_health(d->slices, &h);
+	st.store_errno = h.err;
+	snprintf(st.store_error, sizeof(st.store_error), "%s", h.what);
+	st.store_since_ns = h.since_ns;
+	st.store_pending = h.pending_samples;
+	st.store_pending_bytes = h.pending_bytes;
+	st.store_pending_max = h.pending_max;
+	st.store_dropped = h.dropped_samples;
+	st.store_pruned_segs = h.pruned_segs;
+	st.store_pruned_bytes = h.pruned_bytes;
 	if (d->fleet)
 		npd_fleet_status(d->fleet, &st);
 	if (d->lockups.nr_pending)

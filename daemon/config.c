@@ -32,6 +32,7 @@ void npd_config_defaults(struct npd_config *c)
 	c->slice_s = 60;
 	c->retention_bytes = 1ULL << 30;	/* 1 GiB */
 	c->retention_age_s = 7 * 86400;
+	c->pending_bytes = 64ULL << 20;
 	c->freq_hz = 99;
 	c->backend = NP_BACKEND_AUTO;
 	snprintf(c->socket_path, sizeof(c->socket_path), "%s",
@@ -141,6 +142,7 @@ static const struct npd_key npd_keys[] = {
 	NPD_KEY("slice_seconds", NPD_U32, slice_s, 1, 86400),
 	NPD_KEY("retention_size", NPD_SIZE, retention_bytes, 0, UINT64_MAX),
 	NPD_KEY("retention_age", NPD_AGE, retention_age_s, 0, UINT64_MAX),
+	NPD_KEY("pending_size", NPD_SIZE, pending_bytes, 1ULL << 20, UINT64_MAX),
 	NPD_KEY("frequency", NPD_U32, freq_hz, 1, NMIPROF_MAX_FREQ),
 	NPD_KEY("backend", NPD_BACKEND, backend, 0, 0),
 	NPD_KEY("socket", NPD_STR, socket_path, 1, 0),

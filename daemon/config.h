@@ -24,6 +24,8 @@ struct npd_config {
 	uint32_t slice_s;		/* seconds per stored slice */
 	uint64_t retention_bytes;	/* 0: unlimited */
 	uint64_t retention_age_s;	/* 0: unlimited */
+	uint64_t pending_bytes;		/* unwritten slice data while the
+					 * store fails, at most */
 	uint32_t freq_hz;		/* per CPU */
 	enum np_backend_kind backend;
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];

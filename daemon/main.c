@@ -38,6 +38,8 @@ static void npd_usage(FILE *f)
 "      --slice-seconds N       seconds per stored slice (default 60)\n"
 "      --retention-size SIZE   keep at most SIZE on disk, e.g. 1G (0: no limit)\n"
 "      --retention-age AGE     keep at most AGE, e.g. 7d (0: no limit)\n"
+"      --pending-size SIZE     unwritten samples held while the store\n"
+"                              fails, at most (default 64M)\n"
 "      --kernel-stack-depth N  kernel frames per sample (default %d)\n"
 "      --user-stack-depth N    user frames per sample (default %d)\n"
 "      --no-user-stacks        kernel stacks only\n"
@@ -63,7 +65,7 @@ static void npd_usage(FILE *f)
 enum {
 	OPT_SLICE = 256, OPT_RET_SIZE, OPT_RET_AGE, OPT_KDEPTH, OPT_UDEPTH,
 	OPT_NO_USTACKS, OPT_LIVE, OPT_CHECK, OPT_CH_URL, OPT_CH_PWFILE,
-	OPT_CH_TIMEOUT, OPT_HOST_LABEL, OPT_LABELS,
+	OPT_CH_TIMEOUT, OPT_HOST_LABEL, OPT_LABELS, OPT_PENDING,
 };
 
 static const struct option npd_options[] = {
@@ -75,6 +77,7 @@ static const struct option npd_options[] = {
 	{ "slice-seconds", required_argument, NULL, OPT_SLICE },
 	{ "retention-size", required_argument, NULL, OPT_RET_SIZE },
 	{ "retention-age", required_argument, NULL, OPT_RET_AGE },
+	{ "pending-size", required_argument, NULL, OPT_PENDING },
 	{ "kernel-stack-depth", required_argument, NULL, OPT_KDEPTH },
 	{ "user-stack-depth", required_argument, NULL, OPT_UDEPTH },
 	{ "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS },
@@ -104,6 +107,7 @@ static const char *npd_option_key(int opt)
 	case OPT_SLICE: return "slice_seconds";
 	case OPT_RET_SIZE: return "retention_size";
 	case OPT_RET_AGE: return "retention_age";
+	case OPT_PENDING: return "pending_size";
 	case OPT_KDEPTH: return "kernel_stack_depth";
 	case OPT_UDEPTH: return "user_stack_depth";
 	case OPT_NO_USTACKS: return "user_stacks";
@@ -172,6 +176,7 @@ static void npd_print_config(const struct npd_config *c)
 	printf("slice_seconds = %u\n", c->slice_s);
 	printf("retention_size = %llu\n", (unsigned long long)c->retention_bytes);
 	printf("retention_age = %llu\n", (unsigned long long)c->retention_age_s);
+	printf("pending_size = %llu\n", (unsigned long long)c->pending_bytes);
 	printf("frequency = %u\n", c->freq_hz);
 	printf("backend = %s\n", npd_backend_kind_name(c->backend));
 	printf("socket = %s\n", c->socket_path);

@@ -5,10 +5,14 @@
  * A slice that cannot be written (disk full, store directory gone) is
  * not dropped: the aggregate keeps growing and the write is retried at
  * the next boundary as one longer segment, so a transient failure costs
- * time resolution, not samples.  np_agg bounds its own memory.
+ * time resolution, not samples.  Past pending_size the oldest samples
+ * are dropped (the aggregate is freed) and carried as lost in the next
+ * segment: a long outage costs samples, never the machine's memory.  A
+ * full disk first costs the oldest segments (np_store_make_room).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +27,15 @@
 
 struct npd_slices {
 	struct np_agg *agg;
+	struct np_agg_opts ao;
 	struct np_store *store;		/* NULL after a failed reopen */
 	struct np_store_opts sopts;
 	char dir[PATH_MAX];
 	uint64_t slice_ns;
 	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME */
 	uint64_t written;
-	int write_failing;		/* log a failure once, and the recovery */
+	uint64_t pending_max;		/* bytes of aggregate while failing */
+	struct npd_store_health h;	/* h.err: log a failure once */
 };
 
 static void npd_slices_warn(void *arg, const char *msg)
@@ -59,17 +65,16 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 				   char *err, size_t errlen)
 {
 	struct npd_slices *sl = calloc(1, sizeof(*sl));
-	struct np_agg_opts ao;
 
 	if (!sl) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	np_agg_opts_init(&ao);
-	ao.symbolize = symbolize;
-	ao.symbolize_arg = arg;
-	ao.period_ns = NP_NSEC_PER_SEC / cfg->freq_hz;
-	sl->agg = np_agg_new(&ao);
+	np_agg_opts_init(&sl->ao);
+	sl->ao.symbolize = symbolize;
+	sl->ao.symbolize_arg = arg;
+	sl->ao.period_ns = NP_NSEC_PER_SEC / cfg->freq_hz;
+	sl->agg = np_agg_new(&sl->ao);
 	if (!sl->agg) {
 		snprintf(err, errlen, "out of memory");
 		free(sl);
@@ -83,6 +88,7 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 		return NULL;
 	}
 	sl->slice_ns = (uint64_t)cfg->slice_s * NP_NSEC_PER_SEC;
+	sl->pending_max = cfg->pending_bytes;
 	sl->start_ns = np_real_ns();
 	sl->end_ns = npd_slice_end(sl->start_ns, sl->slice_ns);
 	return sl;
@@ -108,23 +114,62 @@ void npd_slices_lost(struct npd_slices *sl, uint64_t lost)
 	np_agg_lost(sl->agg, lost);
 }
 
+/*
+ * Writes failing and the aggregate past pending_size: free it (a reset
+ * keeps its capacity) and carry what it held as lost, so the segment
+ * written once the store works again says how much is missing.
+ */
+static void npd_slices_drop_pending(struct npd_slices *sl)
+{
+	uint64_t samples = np_agg_samples(sl->agg);
+	uint64_t gone = samples + np_agg_lost_count(sl->agg);
+	struct np_agg *na;
+
+	sl->ao.period_ns = np_agg_period_ns(sl->agg);
+	na = np_agg_new(&sl->ao);
+	if (!na) {
+		np_agg_reset(sl->agg);
+		na = sl->agg;
+	} else {
+		np_agg_free(sl->agg);
+		sl->agg = na;
+	}
+	np_agg_lost(na, gone);
+	malloc_trim(0);
+	sl->h.dropped_samples += samples;
+	sl->h.drops++;
+	np_warn("store still failing: dropped %" PRIu64 " unwritten samples "
+		"(over pending_size %" PRIu64 " bytes); %" PRIu64 " so far",
+		samples, sl->pending_max, sl->h.dropped_samples);
+}
+
 /* Write [start, end) and start the next slice at end. */
 static int npd_slices_write(struct npd_slices *sl, uint64_t end_ns)
 {
 	char err[256];
-	uint64_t t0;
+	uint64_t t0, freed;
+	int ret;
 
 	if (np_agg_samples(sl->agg) == 0 && np_agg_lost_count(sl->agg) == 0)
 		goto next;	/* nothing happened: no empty segment */
 	if (!sl->store) {
+		errno = 0;
 		sl->store = np_store_open(&sl->sopts, err, sizeof(err));
-		if (!sl->store)
+		if (!sl->store) {
+			ret = errno ? -errno : -EIO;
 			goto fail;
+		}
 		np_info("store %s reopened", sl->dir);
 	}
 	t0 = np_mono_ns();
-	if (np_store_write(sl->store, sl->agg, sl->start_ns, end_ns,
-			   err, sizeof(err)) < 0)
+	/* A full disk: the oldest segments give way to the newest slice. */
+	while (((ret = np_store_write(sl->store, sl->agg, sl->start_ns, end_ns,
+				      err, sizeof(err))) == -ENOSPC ||
+		ret == -EDQUOT) && (freed = np_store_make_room(sl->store))) {
+		sl->h.pruned_segs++;
+		sl->h.pruned_bytes += freed;
+	}
+	if (ret < 0)
 		goto fail;
 	/* The drain waited this long: the rings must absorb it. */
 	np_dbg("slice %" PRIu64 "..%" PRIu64 ": %" PRIu64 " samples, %"
@@ -132,24 +177,30 @@ static int npd_slices_write(struct npd_slices *sl, uint64_t end_ns)
 	       sl->start_ns / NP_NSEC_PER_SEC, end_ns / NP_NSEC_PER_SEC,
 	       np_agg_samples(sl->agg), np_agg_lost_count(sl->agg),
 	       (np_mono_ns() - t0) / 1000000);
-	if (sl->write_failing)
+	if (sl->h.err)
 		np_info("store writes work again: the pending slices were written as one");
-	sl->write_failing = 0;
+	sl->h.err = 0;
+	sl->h.what[0] = 0;
 	sl->written++;
 	np_agg_reset(sl->agg);
 next:
 	sl->start_ns = end_ns;
 	return 0;
 fail:
-	if (!sl->write_failing)
-		np_err("cannot write a slice to %s: %s (keeping it in memory, retrying at the next slice)",
+	if (!sl->h.err) {
+		np_err("cannot write a slice to %s: %s (keeping it in memory, up to pending_size, retrying at the next slice)",
 		       sl->dir, err);
-	sl->write_failing = 1;
+		sl->h.since_ns = np_real_ns();
+	}
+	sl->h.err = -ret;
+	snprintf(sl->h.what, sizeof(sl->h.what), "%s", err);
 	return -1;
 }
 
 void npd_slices_tick(struct npd_slices *sl, uint64_t now_ns)
 {
+	if (sl->h.err && np_agg_mem(sl->agg) > sl->pending_max)
+		npd_slices_drop_pending(sl);
 	if (now_ns < sl->end_ns) {
 		/* The clock went back by more than a slice: realign. */
 		if (sl->end_ns - now_ns > sl->slice_ns)
@@ -176,6 +227,7 @@ void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg)
 	/* A new frequency counts from here: the slice in memory is labelled
 	 * with it (a reload is rare; the alternative is a forced flush). */
 	np_agg_set_period_ns(sl->agg, NP_NSEC_PER_SEC / cfg->freq_hz);
+	sl->pending_max = cfg->pending_bytes;
 	if (slice_ns != sl->slice_ns) {
 		np_info("slice length %" PRIu64 " s -> %u s from the next slice",
 			sl->slice_ns / NP_NSEC_PER_SEC, cfg->slice_s);
@@ -221,4 +273,12 @@ size_t npd_slices_mem(const struct npd_slices *sl)
 size_t npd_slices_store_mem(const struct npd_slices *sl)
 {
 	return sl->store ? np_store_mem(sl->store) : 0;
+}
+
+void npd_slices_health(const struct npd_slices *sl, struct npd_store_health *h)
+{
+	*h = sl->h;
+	h->pending_samples = np_agg_samples(sl->agg);
+	h->pending_bytes = np_agg_mem(sl->agg);
+	h->pending_max = sl->pending_max;
 }

@@ -39,6 +39,20 @@ int npd_slices_flush(struct npd_slices *sl, uint64_t now_ns);
 void npd_slices_reconfigure(struct npd_slices *sl, const struct npd_config *cfg);
 
 uint64_t npd_slices_written(const struct npd_slices *sl);
+
+/* Why slices are not reaching the store, and what that cost. */
+struct npd_store_health {
+	int err;			/* errno of the last failed write, 0: ok */
+	char what[256];			/* its message: path and reason */
+	uint64_t since_ns;		/* CLOCK_REALTIME of the first failure */
+	uint64_t pending_samples;	/* in memory, not yet written */
+	uint64_t pending_bytes, pending_max;	/* aggregate heap, its cap */
+	/* Since start: samples dropped over pending_max (drops times), and
+	 * segments deleted to make room on a full disk. */
+	uint64_t dropped_samples, drops;
+	uint64_t pruned_segs, pruned_bytes;
+};
+void npd_slices_health(const struct npd_slices *sl, struct npd_store_health *h);
 /* Heap bytes of the current slice's aggregate, and of the store writer. */
 size_t npd_slices_mem(const struct npd_slices *sl);
 size_t npd_slices_store_mem(const struct npd_slices *sl);

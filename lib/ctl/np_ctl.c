@@ -202,6 +202,17 @@ void np_ctl_format_status_reply(struct np_buf *b,
 	np_ctl_put_u64(b, "mem_symbols", st->mem_symbols);
 	if (st->warning[0])
 		np_ctl_put_str(b, "warning", st->warning);
+	np_ctl_put_u64(b, "store_pending", st->store_pending);
+	np_ctl_put_u64(b, "store_pending_bytes", st->store_pending_bytes);
+	np_ctl_put_u64(b, "store_pending_max", st->store_pending_max);
+	np_ctl_put_u64(b, "store_dropped", st->store_dropped);
+	np_ctl_put_u64(b, "store_pruned_segs", st->store_pruned_segs);
+	np_ctl_put_u64(b, "store_pruned_bytes", st->store_pruned_bytes);
+	if (st->store_errno) {
+		np_ctl_put_i64(b, "store_errno", st->store_errno);
+		np_ctl_put_str(b, "store_error", st->store_error);
+		np_ctl_put_u64(b, "store_since_ns", st->store_since_ns);
+	}
 	if (st->fleet[0])
 		np_ctl_put_str(b, "fleet", st->fleet);
 	if (st->fleet[0] && strcmp(st->fleet, "off")) {
@@ -278,6 +289,16 @@ int np_ctl_parse_status(const struct np_ctl_line *l, struct np_ctl_status *st)
 	NP_CTL_GET_NUM(l, "mem_slice", st->mem_slice);
 	NP_CTL_GET_NUM(l, "mem_store", st->mem_store);
 	NP_CTL_GET_NUM(l, "mem_symbols", st->mem_symbols);
+	np_ctl_copy(st->store_error, sizeof(st->store_error), np_ctl_get(l, "store_error"));
+	if (!np_ctl_get_i64(l, "store_errno", &v))
+		st->store_errno = (int)v;
+	NP_CTL_GET_NUM(l, "store_since_ns", st->store_since_ns);
+	NP_CTL_GET_NUM(l, "store_pending", st->store_pending);
+	NP_CTL_GET_NUM(l, "store_pending_bytes", st->store_pending_bytes);
+	NP_CTL_GET_NUM(l, "store_pending_max", st->store_pending_max);
+	NP_CTL_GET_NUM(l, "store_dropped", st->store_dropped);
+	NP_CTL_GET_NUM(l, "store_pruned_segs", st->store_pruned_segs);
+	NP_CTL_GET_NUM(l, "store_pruned_bytes", st->store_pruned_bytes);
 	return 0;
 }
 

@@ -28,6 +28,9 @@
  *     fleet= (off, ok, failing) and, when not off, fleet_url= fleet_host=
  *     fleet_cursor_ns= fleet_backlog= fleet_sent_slices= fleet_sent_samples=
  *     fleet_lost_slices= fleet_lost_samples= fleet_error= (since 0.3)
+ *     store_pending= store_pending_bytes= store_pending_max=
+ *     store_dropped= store_pruned_segs= store_pruned_bytes= and, while
+ *     slices cannot be written, store_errno= store_error= store_since_ns=
  *
  *   top [n=20] [secs=10] [pid=P] [cpu=C] [comm=NAME] [sort=sym|pid|comm]
  *     "top N over the last K seconds", from the daemon's in-memory ring
@@ -172,6 +175,13 @@ struct np_ctl_status {
 	uint64_t rss_bytes;
 	uint64_t mem_live, mem_slice, mem_store, mem_symbols;
 	char warning[256];
+	/* Slices not reaching the store (daemon/slices.h): store_errno 0
+	 * when writes work. */
+	int store_errno;
+	char store_error[256];
+	uint64_t store_since_ns;
+	uint64_t store_pending, store_pending_bytes, store_pending_max;
+	uint64_t store_dropped, store_pruned_segs, store_pruned_bytes;
 	/* The fleet exporter (daemon/fleet.c); fleet "" from older daemons. */
 	char fleet[16], fleet_url[256], fleet_host[128], fleet_error[256];
 	uint64_t fleet_cursor_ns, fleet_backlog;

@@ -801,10 +801,25 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 		s->segs.stale = 1;
 	}
 	append_index(s, &e);
+	/* The segment is in: a retention failure must not make the caller
+	 * write the slice again. */
 	ret = np_store_prune(s, 0);
 	if (ret)
-		snprintf(err, errlen, "retention: %s", strerror(-ret));
-	return ret;
+		np_store_warnf(s->o.warn, s->o.warn_arg, "%s: retention: %s",
+			       s->pdir, strerror(-ret));
+	return 0;
+}
+
+uint64_t np_store_make_room(struct np_store *s)
+{
+	uint64_t freed;
+
+	if (s->segs.n <= 1)
+		return 0;
+	freed = drop_oldest_seg(s);
+	/* On failure the index stays stale: the next prune rewrites it. */
+	write_index(s);
+	return freed;
 }
 
 /* ---- readers ------------------------------------------------------ */

@@ -179,6 +179,9 @@ int np_store_write(struct np_store *s, const struct np_agg *a,
 /* Retention alone (also run by np_store_write); now_ns 0: read the
  * realtime clock. */
 int np_store_prune(struct np_store *s, uint64_t now_ns);
+/* The disk is full: drop the oldest segment (never the newest).  Bytes
+ * freed, 0 when nothing is left to drop. */
+uint64_t np_store_make_room(struct np_store *s);
 /* Heap bytes the writer holds (its mirror of the open dictionary). */
 size_t np_store_mem(const struct np_store *s);
 /* Total bytes of segments and lockups the store holds. */

@@ -18,3 +18,11 @@ foreach(_t config live symcache ingest symnames)
   add_test(NAME test_npd_${_t} COMMAND test_npd_${_t})
   set_tests_properties(test_npd_${_t} PROPERTIES LABELS unit TIMEOUT 60)
 endforeach()
+
+# The store on a full 1 MiB tmpfs (issue 15): status, bounded memory,
+# space made and writes resumed.  Root only (mount), else skipped.
+add_test(NAME daemon_store_full COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/store_full.sh
+  $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd>
+  ${CMAKE_CURRENT_BINARY_DIR}/daemon_store_full)
+set_tests_properties(daemon_store_full PROPERTIES
+  LABELS daemon TIMEOUT 120 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

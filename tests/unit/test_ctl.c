@@ -159,6 +159,15 @@ static void fill_status(struct np_ctl_status *st)
 	st->live_s = 300;
 	st->clients = 1;
 	strcpy(st->warning, "kallsyms addresses are hidden");
+	st->store_errno = 28;
+	strcpy(st->store_error, "/var/lib/nmiprof store/profile/index: No space left on device");
+	st->store_since_ns = 1764900000000000000ULL;
+	st->store_pending = 1015;
+	st->store_pending_bytes = 300000;
+	st->store_pending_max = 1 << 20;
+	st->store_dropped = 3164;
+	st->store_pruned_segs = 3;
+	st->store_pruned_bytes = 6864;
 }
 
 /* Runs fn as the peer on the other end of a socketpair; returns the client. */
@@ -281,6 +290,11 @@ static void test_client_good(void)
 	CHECK(!strcmp(st.store_dir, want.store_dir) && st.store_bytes == 1 << 20);
 	CHECK(st.slice_s == 60 && st.slices == 5 && st.live_s == 300);
 	CHECK(!strcmp(st.warning, want.warning));
+	CHECK(st.store_errno == 28 && !strcmp(st.store_error, want.store_error));
+	CHECK(st.store_since_ns == want.store_since_ns && st.store_pending == 1015);
+	CHECK(st.store_pending_bytes == 300000 && st.store_pending_max == 1 << 20);
+	CHECK(st.store_dropped == 3164 && st.store_pruned_segs == 3 &&
+	      st.store_pruned_bytes == 6864);
 
 	np_ctl_top_query_init(&q);
 	q.n = 3;
