@@ -218,6 +218,15 @@ struct np_backend_opts;
 /* "kmod", "perf" (or "libperf"), "auto"; -1 if unknown. */
 int cli_parse_backend(const char *s);
 /*
+ * perf's -m/--mmap-pages: a power of two of pages, or a size with B, K,
+ * M or G rounded up to one.  0, or EXIT_USAGE after the error line.
+ */
+int cli_parse_mmap_pages(const char *cmd, const char *s, uint32_t *pages);
+/* After sampling: a warning naming the ring size and how to grow it when
+ * samples were lost (perf's "Processed N events and lost M chunks!"). */
+void cli_backend_lost_warning(const char *cmd, struct np_backend *b,
+			      uint64_t samples, uint64_t lost);
+/*
  * Opens and starts; on failure prints one line and sets *exit_code.
  * Prints the backend's note (what it left out) as one line.
  */

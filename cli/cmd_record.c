@@ -24,7 +24,7 @@ void usage_record(FILE *out)
 {
 	fprintf(out,
 		"Usage: nmiprof record -o FILE [-F HZ] [-a | -p PID | -- CMD [ARGS]]\n"
-		"                      [-C CPUS] [-d SECS] [--backend kmod|perf]\n\n"
+		"                      [-C CPUS] [-d SECS] [-m PAGES] [--backend kmod|perf]\n\n"
 		"Sample and write a profile file, for 'nmiprof report -i' and\n"
 		"'nmiprof export -i'.  Without -p or a command, samples every CPU (-a)\n"
 		"until interrupted (Ctrl-C) or for -d SECS.  With a command, exits\n"
@@ -36,6 +36,8 @@ void usage_record(FILE *out)
 		"  -p, --pid PID          only this process\n"
 		"  -C, --cpu CPUS         only these CPUs, e.g. 0,2-3\n"
 		"  -d, --duration SECS    stop after SECS seconds\n"
+		"  -m, --mmap-pages N     perf backend: ring pages per CPU, a power of\n"
+		"                         two, or a size (512K, 4M) rounded up to one\n"
 		"      --backend B        auto (default: kmod if /dev/nmiprof), kmod, perf\n"
 		"      --no-user-stacks   kernel stacks only\n"
 		"  -h, --help             this text\n");
@@ -50,6 +52,7 @@ static const struct option record_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "duration", required_argument, NULL, 'd' },
+	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS },
 	{ "help", no_argument, NULL, 'h' },
@@ -186,7 +189,7 @@ int cmd_record(int argc, char **argv)
 	np_backend_opts_init(&bo);
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:o:F:ap:C:d:h", record_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:F:ap:C:d:m:h", record_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -212,6 +215,10 @@ int cmd_record(int argc, char **argv)
 			if (cli_parse_u64(optarg, 1, 365ULL * 86400, &v))
 				return cli_usage_error("record", "bad duration '%s'", optarg);
 			duration_ns = v * 1000000000ULL;
+			break;
+		case 'm':
+			if (cli_parse_mmap_pages("record", optarg, &bo.mmap_pages))
+				return EXIT_USAGE;
 			break;
 		case OPT_BACKEND:
 			if (cli_parse_backend(optarg) < 0)
@@ -350,6 +357,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "nmiprof record: %llu samples, %llu lost, %llu segment(s) "
 			"written to %s\n", (unsigned long long)samples,
 			(unsigned long long)lost, (unsigned long long)segments, output);
+	cli_backend_lost_warning("record", b, samples, lost);
 out:
 	if (go_fd >= 0)
 		close(go_fd);	/* the child sees EOF and exits */

@@ -29,8 +29,9 @@
 void usage_top(FILE *out)
 {
 	fprintf(out,
-		"Usage: nmiprof top [-F HZ] [-p PID] [-C CPUS] [-d SECS] [--backend kmod|perf]\n"
-		"                   [-n ROWS] [-K | -U] [-s KEY] [--no-decay] [--stdio] [--once]\n\n"
+		"Usage: nmiprof top [-F HZ] [-p PID] [-C CPUS] [-d SECS] [-m PAGES]\n"
+		"                   [--backend kmod|perf] [-n ROWS] [-K | -U] [-s KEY]\n"
+		"                   [--no-decay] [--stdio] [--once]\n\n"
 		"Live hot spots, refreshed every -d seconds.  Runs its own sampling\n"
 		"backend (no daemon needed): nmiprof.ko if /dev/nmiprof exists, else\n"
 		"perf events.\n\n"
@@ -38,6 +39,8 @@ void usage_top(FILE *out)
 		"  -p, --pid PID          only this process\n"
 		"  -C, --cpu CPUS         only these CPUs, e.g. 0,2-3\n"
 		"  -d, --delay SECS       refresh period (default 2)\n"
+		"  -m, --mmap-pages N     perf backend: ring pages per CPU, a power of\n"
+		"                         two, or a size (512K, 4M) rounded up to one\n"
 		"      --backend B        auto (default), kmod, perf\n"
 		"  -n, --rows N           rows to print with --stdio/--once (default %d)\n"
 		"  -K, --kernel           kernel frames only\n"
@@ -66,6 +69,7 @@ static const struct option top_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "delay", required_argument, NULL, 'd' },
+	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "rows", required_argument, NULL, 'n' },
 	{ "kernel", no_argument, NULL, 'K' },
@@ -325,6 +329,7 @@ static int top_with_daemon(struct top *t, const char *sock, int stdio, int once)
 int cmd_top(int argc, char **argv)
 {
 	struct np_backend_opts bo;
+	struct np_backend_stats bst;
 	struct top t;
 	int opt, stdio = 0, once = 0, use_daemon = 0, local_opts = 0, ret;
 	const char *sock = NULL, *sort_bad;
@@ -342,7 +347,7 @@ int cmd_top(int argc, char **argv)
 	t.stdio_rows = TOP_STDIO_ROWS;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":F:p:C:d:n:KUs:h", top_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":F:p:C:d:m:n:KUs:h", top_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'F':
 			if (cli_parse_u64(optarg, 1, NMIPROF_MAX_FREQ, &v))
@@ -365,6 +370,11 @@ int cmd_top(int argc, char **argv)
 			if (cli_parse_u64(optarg, 1, 3600, &v))
 				return cli_usage_error("top", "bad delay '%s' (1..3600 s)", optarg);
 			t.delay_s = (unsigned)v;
+			break;
+		case 'm':
+			if (cli_parse_mmap_pages("top", optarg, &bo.mmap_pages))
+				return EXIT_USAGE;
+			local_opts = 1;
 			break;
 		case OPT_BACKEND:
 			if (cli_parse_backend(optarg) < 0)
@@ -419,7 +429,7 @@ int cmd_top(int argc, char **argv)
 	if (!stdio && !once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		return cli_usage_error("top", "not a terminal: use --stdio or --once");
 	if (use_daemon && local_opts)
-		return cli_usage_error("top", "-F, -C and --backend configure a local "
+		return cli_usage_error("top", "-F, -C, -m and --backend configure a local "
 				       "backend: not with --daemon");
 	if (!use_daemon && (sock || t.window_s))
 		return cli_usage_error("top", "--socket and --window need --daemon");
@@ -453,6 +463,9 @@ int cmd_top(int argc, char **argv)
 	if (t.add_failed)
 		cli_error("top", "warning: %llu samples not counted: out of memory",
 			  (unsigned long long)t.add_failed);
+	if (!np_backend_stats(t.b, &bst))
+		cli_backend_lost_warning("top", t.b, bst.samples, bst.lost >
+					 t.events_lost ? bst.lost : t.events_lost);
 out:
 	if (t.b) {
 		np_backend_stop(t.b);

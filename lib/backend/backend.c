@@ -53,10 +53,18 @@ int np_backend_check_target(const struct np_backend_opts *o, char *err,
 	return 0;
 }
 
+enum np_backend_kind np_backend_pick(const struct np_backend_opts *o)
+{
+	if (o->kind != NP_BACKEND_AUTO)
+		return o->kind;
+	return access(NMIPROF_DEVICE, F_OK) == 0 ? NP_BACKEND_KMOD
+						 : NP_BACKEND_PERF;
+}
+
 struct np_backend *np_backend_open(const struct np_backend_opts *o,
 				   char *err, size_t errlen)
 {
-	enum np_backend_kind kind = o->kind;
+	enum np_backend_kind kind = np_backend_pick(o);
 
 	if (errlen)
 		err[0] = '\0';
@@ -77,9 +85,12 @@ struct np_backend *np_backend_open(const struct np_backend_opts *o,
 			 "maximum of %d", o->ustack_copy, NP_USTACK_COPY_MAX);
 		return NULL;
 	}
-	if (kind == NP_BACKEND_AUTO)
-		kind = access(NMIPROF_DEVICE, F_OK) == 0 ? NP_BACKEND_KMOD
-							  : NP_BACKEND_PERF;
+	if (o->mmap_pages > NP_MMAP_PAGES_MAX ||
+	    (o->mmap_pages & (o->mmap_pages - 1))) {
+		snprintf(err, errlen, "ring of %u pages: not a power of two up "
+			 "to the maximum of %u", o->mmap_pages, NP_MMAP_PAGES_MAX);
+		return NULL;
+	}
 	switch (kind) {
 	case NP_BACKEND_KMOD:
 		return np_backend_kmod_open(o, err, errlen);

@@ -420,6 +420,7 @@ static int kmod_stats(struct np_backend *b, struct np_backend_stats *st)
 		return -errno;
 	}
 	st->source = source_name(s.source);
+	st->ring_bytes = kb->hello.ring_data_size;
 	st->nested_nmi_safe = s.nested_nmi_safe;
 	st->cost_min_ns = UINT64_MAX;
 	for (uint32_t i = 0; i < s.nr_cpus && i < n; i++) {
@@ -502,9 +503,15 @@ struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 					    const struct np_kmod_sys *sys,
 					    char *err, size_t errlen)
 {
-	struct kmod_backend *kb = calloc(1, sizeof(*kb));
+	struct kmod_backend *kb;
 	char sberr[256];
 
+	if (o->mmap_pages) {
+		errno = EINVAL;
+		snprintf(err, errlen, "%s", NP_KMOD_NO_MMAP_PAGES);
+		return NULL;
+	}
+	kb = calloc(1, sizeof(*kb));
 	if (!kb) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;

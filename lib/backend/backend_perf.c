@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/perf_event.h>
 #include <perf/evlist.h>
 #include <perf/event.h>
@@ -49,6 +50,7 @@ struct perf_backend {
 	unsigned int kdepth, udepth;
 	struct np_unwinder *uw;	/* user stacks copied and unwound here */
 	uint64_t samples, lost;
+	unsigned int pages;	/* data pages of each ring */
 	int flush_all;		/* stopped or target gone: no record is in flight */
 	uint64_t kframes[NMIPROF_MAX_FRAMES], uframes[NMIPROF_MAX_FRAMES];
 };
@@ -263,6 +265,7 @@ static int perf_stats(struct np_backend *b, struct np_backend_stats *st)
 	st->samples = pb->samples;
 	st->lost = pb->lost;
 	st->nr_cpus = pb->evl.nr_cpus;
+	st->ring_bytes = (uint64_t)pb->pages * (uint64_t)sysconf(_SC_PAGESIZE);
 	if (pb->uw) {
 		struct np_unwinder_stats us;
 
@@ -335,7 +338,27 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 			return NULL;
 		}
 	}
-	for (pages = pb->uw ? unwind_pages(o) : SAMPLE_PAGES;; pages /= 2) {
+	pages = o->mmap_pages ? o->mmap_pages :
+		pb->uw ? unwind_pages(o) : SAMPLE_PAGES;
+	/* A sample that cannot fit is dropped without even a LOST record. */
+	if (pb->uw && (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) <
+		      o->ustack_copy + 2048ULL) {
+		unsigned int need = 1;
+
+		while ((uint64_t)need * (uint64_t)sysconf(_SC_PAGESIZE) <
+		       o->ustack_copy + 2048ULL)
+			need *= 2;
+		errno = EINVAL;
+		snprintf(err, errlen, "a ring of %u page(s) cannot hold one sample "
+			 "with its %u-byte user stack copy: at least %u pages",
+			 pages, o->ustack_copy, need);
+		np_perf_sideband_close(pb->sb);
+		np_unwinder_free(pb->uw);
+		free(pb);
+		return NULL;
+	}
+	/* A size asked for (-m) is that size or an error, as in perf. */
+	for (;; pages /= 2) {
 		/* cycles where a PMU exists (NMI-driven); VMs without: cpu-clock */
 		sample_attr(&attr, o, 1, !!pb->uw, pages);
 		pb->source = "cycles";
@@ -347,9 +370,10 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 			ret = np_perf_evl_open(&pb->evl, o, &attr, pages, "cpu-clock",
 				       err, errlen);
 		}
-		if (ret == 0 || pages <= SAMPLE_PAGES)
+		if (ret == 0 || pages <= SAMPLE_PAGES || o->mmap_pages)
 			break;
 	}
+	pb->pages = pages;
 	if (ret < 0) {
 		np_perf_sideband_close(pb->sb);
 		np_unwinder_free(pb->uw);

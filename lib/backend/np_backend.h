@@ -35,7 +35,15 @@ struct np_backend_opts {
 	uint32_t ustack_copy;
 	const char *unwind_cache;	/* NULL: $NMIPROF_UNWIND_CACHE, else
 					 * /var/cache/nmiprof/unwind; "": none */
+	/* libperf: data pages of each CPU's ring, a power of two (perf's
+	 * -m); 0: sized by the backend.  The kmod backend refuses it: the
+	 * module sizes its rings when loaded (ring_kb). */
+	uint32_t mmap_pages;
 };
+
+#define NP_MMAP_PAGES_MAX	(1U << 18)	/* 1 GiB of 4 KiB pages */
+#define NP_KMOD_NO_MMAP_PAGES	"-m/--mmap-pages sizes perf's rings (--backend perf); " \
+	"nmiprof.ko sizes its own when loaded: modprobe nmiprof ring_kb=KIB"
 
 #define NP_USTACK_COPY_DEFAULT	8192
 #define NP_USTACK_COPY_AUTO	UINT32_MAX
@@ -48,6 +56,7 @@ struct np_backend_stats {
 	int kernel_excluded;	/* user space only (perf_event_paranoid) */
 	uint64_t samples, lost;
 	uint32_t nr_cpus;
+	uint64_t ring_bytes;	/* data bytes of each CPU's ring */
 	int nested_nmi_safe;	/* kmod only; -1 when unknown */
 	uint64_t cost_min_ns, cost_avg_ns, cost_max_ns;	/* kmod only */
 	/* user stacks unwound with tables (libperf): why each walk ended */
@@ -65,6 +74,8 @@ void np_backend_opts_init(struct np_backend_opts *o);
  */
 int np_backend_check_target(const struct np_backend_opts *o, char *err,
 			    size_t errlen);
+/* The backend np_backend_open() would use for o (auto resolved). */
+enum np_backend_kind np_backend_pick(const struct np_backend_opts *o);
 /* Returns NULL and fills err (one line) on failure. */
 struct np_backend *np_backend_open(const struct np_backend_opts *o,
 				   char *err, size_t errlen);

@@ -39,6 +39,9 @@ add_test(NAME cli_unprivileged COMMAND sh ${NMIPROF_CLI_TESTS}/unprivileged.sh
 add_test(NAME cli_options COMMAND sh ${NMIPROF_CLI_TESTS}/options.sh
   $<TARGET_FILE:nmiprof> ${CMAKE_SOURCE_DIR} ${NMIPROF_CLI_TESTS}/fixture.nmp
   ${NMIPROF_CLI_WORK}/options)
+# perf's -m/--mmap-pages and the lost-samples warning (issue 15, item 8).
+add_test(NAME cli_mmap_pages COMMAND sh ${NMIPROF_CLI_TESTS}/mmap_pages.sh
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/mmap_pages)
 add_test(NAME cli_top_daemon COMMAND sh ${NMIPROF_CLI_TESTS}/top_daemon.sh
   $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
   ${NMIPROF_CLI_WORK}/top_daemon)
@@ -52,10 +55,11 @@ else()
   add_test(NAME cli_svg_js COMMAND sh -c "echo 'SKIP: node not installed'; exit 77")
 endif()
 set_tests_properties(cli_golden cli_pprof cli_pprof_reader cli_malformed cli_top_tmux cli_top_keys
-  cli_record cli_record_output cli_unprivileged cli_options cli_top_daemon cli_svg_js PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
+  cli_record cli_record_output cli_unprivileged cli_options cli_top_daemon cli_svg_js cli_mmap_pages
+  PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77)
 # these sample the machine: keep other sampling tests off it meanwhile
 set_tests_properties(cli_top_tmux cli_top_keys cli_record cli_record_output
-  cli_top_daemon cli_unprivileged PROPERTIES RUN_SERIAL TRUE)
+  cli_top_daemon cli_unprivileged cli_mmap_pages PROPERTIES RUN_SERIAL TRUE)
 
 # Benchmark: the cost of one top refresh over 100k rows (prints figures).
 add_executable(cli_bench_topview ${CMAKE_CURRENT_LIST_DIR}/../bench/bench_topview.c)
