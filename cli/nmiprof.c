@@ -35,7 +35,8 @@ static void print_exit_codes(FILE *out)
 		"  3  permission denied (see perf_event_paranoid, /dev/nmiprof mode)\n"
 		"  4  no sampling backend: neither nmiprof.ko nor perf events usable\n"
 		"  5  bad input: file or store missing, corrupt or not an nmiprof profile\n"
-		"  6  other run-time failure (I/O error, out of memory)\n");
+		"  6  other run-time failure (I/O error, out of memory; status: the\n"
+		"     daemon cannot write its store)\n");
 }
 
 static void usage(FILE *out)
