@@ -30,19 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-i=0
-until [ -S "$SOCK" ]; do
-	if ! kill -0 "$DPID" 2>/dev/null; then
-		if grep -Eq 'Permission denied|not supported|No such device' "$WORK/nmiprofd.log"; then
-			echo "SKIP: nmiprofd cannot sample here: $(tail -n 1 "$WORK/nmiprofd.log")"
-			exit 77
-		fi
-		echo "FAIL: nmiprofd exited:"; cat "$WORK/nmiprofd.log"; exit 1
-	fi
-	i=$((i + 1))
-	[ $i -lt 50 ] || { echo "FAIL: no socket after 10 s"; cat "$WORK/nmiprofd.log"; exit 1; }
-	sleep 0.2
-done
+# shellcheck source=tests/daemon/npd_lib.sh
+. "$(dirname "$0")/../daemon/npd_lib.sh"
+npd_wait_socket "$SOCK" "$DPID" "$WORK/nmiprofd.log"
 sleep 3		# a few seconds of hot in the daemon's live window
 
 "$NMIPROF" top --daemon --socket "$SOCK" --window 3 --once -n 30 -p "$HPID" \
