@@ -56,8 +56,12 @@ struct fleet_segs {
 	size_t n, cap;
 };
 
-/* The durable part: <store>/fleet.cursor. */
+/*
+ * The durable part: <store>/fleet.cursor.  It holds for one server and
+ * database: another one starts from the oldest slice in the store.
+ */
 struct fleet_cursor {
+	char server[300];		/* "<url without user> <database>" */
 	uint64_t start_ns;		/* newest slice acknowledged */
 	uint64_t lockup_ns;		/* newest lockup acknowledged */
 	uint64_t lost_slices, lost_samples;
@@ -140,7 +144,7 @@ static void fleet_forget_known(struct npd_fleet *f)
 
 static void fleet_cursor_load(struct npd_fleet *f)
 {
-	char path[1100], line[128];
+	char path[1100], line[512];
 	struct fleet_cursor c = { 0 };
 	FILE *fp;
 
@@ -150,7 +154,10 @@ static void fleet_cursor_load(struct npd_fleet *f)
 		while (fgets(line, sizeof(line), fp)) {
 			unsigned long long v;
 
-			if (sscanf(line, "start_ns=%llu", &v) == 1)
+			if (!strncmp(line, "server=", 7))
+				snprintf(c.server, sizeof(c.server), "%.*s",
+					 (int)strcspn(line + 7, "\n"), line + 7);
+			else if (sscanf(line, "start_ns=%llu", &v) == 1)
 				c.start_ns = v;
 			else if (sscanf(line, "lockup_ns=%llu", &v) == 1)
 				c.lockup_ns = v;
@@ -170,18 +177,56 @@ static void fleet_cursor_load(struct npd_fleet *f)
 /* Durable before the next slice is sent: a crash re-sends at most one. */
 static int fleet_cursor_save(struct npd_fleet *f, const struct fleet_cursor *c)
 {
-	char buf[256];
+	char buf[512];
 	int n, ret;
 
 	n = snprintf(buf, sizeof(buf),
-		     "start_ns=%" PRIu64 "\nlockup_ns=%" PRIu64
+		     "server=%s\nstart_ns=%" PRIu64 "\nlockup_ns=%" PRIu64
 		     "\nlost_slices=%" PRIu64 "\nlost_samples=%" PRIu64 "\n",
-		     c->start_ns, c->lockup_ns, c->lost_slices, c->lost_samples);
+		     c->server, c->start_ns, c->lockup_ns, c->lost_slices,
+		     c->lost_samples);
 	ret = np_write_atomic(f->tc.store_dir, FLEET_CURSOR, buf, (size_t)n);
 	pthread_mutex_lock(&f->lock);
 	f->cur = *c;
 	pthread_mutex_unlock(&f->lock);
 	return ret;
+}
+
+static void fleet_save(struct npd_fleet *f, const struct fleet_cursor *c)
+{
+	if (fleet_cursor_save(f, c))
+		np_warn("fleet: cannot write %s/" FLEET_CURSOR "; a restart may send slices again (deduplicated)",
+			f->tc.store_dir);
+}
+
+/*
+ * Tie the cursor to the server and database in use.  A cursor of another
+ * one says nothing of what this one holds: start again from the oldest
+ * slice (the committed check skips what it has already).  A cursor
+ * without a server (written before it was recorded) is taken as this
+ * one's.  What retention removed unsent stays counted.
+ */
+static void fleet_cursor_bind(struct npd_fleet *f)
+{
+	struct fleet_cursor c;
+	char server[sizeof(c.server)];
+
+	snprintf(server, sizeof(server), "%s %s", np_ch_url(f->ch),
+		 np_ch_database(f->ch));
+	pthread_mutex_lock(&f->lock);
+	c = f->cur;
+	pthread_mutex_unlock(&f->lock);
+	if (!strcmp(c.server, server))
+		return;
+	if (c.server[0] && (c.start_ns || c.lockup_ns))
+		np_info("fleet: the cursor was for %s, not %s: sending the store from its oldest slice",
+			c.server, server);
+	if (c.server[0]) {
+		c.start_ns = 0;
+		c.lockup_ns = 0;
+	}
+	snprintf(c.server, sizeof(c.server), "%s", server);
+	fleet_save(f, &c);
 }
 
 /* ---- state changes: one log line each --------------------------------- */
@@ -277,6 +322,7 @@ static int fleet_connect(struct npd_fleet *f)
 	if (f->state == FLEET_OFF)
 		f->state = FLEET_OK;
 	pthread_mutex_unlock(&f->lock);
+	fleet_cursor_bind(f);
 	if (url_changed)
 		fleet_forget_known(f);
 	f->need_check = 1;
@@ -397,9 +443,6 @@ static int fleet_committed(struct npd_fleet *f, const struct fleet_seg *s)
 
 	if (ret < 0)
 		fleet_failed(f, err);
-	else if (ret > 0)
-		np_info("fleet: slice %s was already on the server (sent before a restart)",
-			s->name);
 	return ret;
 }
 
@@ -510,11 +553,12 @@ static int fleet_send_lockups(struct npd_fleet *f, struct fleet_cursor *c)
 	return ret;
 }
 
-static void fleet_save(struct npd_fleet *f, const struct fleet_cursor *c)
+/* One line for a run of slices the committed check skipped, up to i. */
+static void fleet_log_held(struct npd_fleet *f, size_t held, size_t i)
 {
-	if (fleet_cursor_save(f, c))
-		np_warn("fleet: cannot write %s/" FLEET_CURSOR "; a restart may send slices again (deduplicated)",
-			f->tc.store_dir);
+	if (held)
+		np_info("fleet: %zu slice(s) up to %s were already on the server, not sent again",
+			held, f->pending.v[i - 1].name);
 }
 
 static void fleet_pass(struct npd_fleet *f)
@@ -522,7 +566,7 @@ static void fleet_pass(struct npd_fleet *f)
 	struct fleet_segs now = { 0 };
 	struct np_store_reader *rd;
 	struct fleet_cursor c;
-	size_t i = 0;
+	size_t i = 0, held = 0;
 	int lost, failed = 0;
 
 	pthread_mutex_lock(&f->lock);
@@ -561,9 +605,12 @@ static void fleet_pass(struct npd_fleet *f)
 			if (ret > 0) {
 				c.start_ns = f->pending.v[i++].start_ns;
 				fleet_save(f, &c);
+				held++;
 				continue;
 			}
 			f->need_check = 0;
+			fleet_log_held(f, held, i);
+			held = 0;
 		}
 		np_fleet_rows_reset(&f->rows);
 		for (; j < f->pending.n && j - i < FLEET_BATCH_SLICES &&
@@ -602,6 +649,7 @@ static void fleet_pass(struct npd_fleet *f)
 		pthread_mutex_unlock(&f->lock);
 		i = j;
 	}
+	fleet_log_held(f, held, i);
 	np_store_reader_close(rd);
 	if (!failed && !f->stop && !fleet_send_lockups(f, &c))
 		fleet_save(f, &c);

@@ -7,7 +7,7 @@ add_test(NAME fleet_e2e COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fleet.sh
   $<TARGET_FILE:nmiprof> $<TARGET_FILE:nmiprofd> ${NMIPROF_PROGS_DIR}/hot
   ${CMAKE_CURRENT_BINARY_DIR}/fleet)
 set_tests_properties(fleet_e2e PROPERTIES
-  LABELS "daemon;fleet" TIMEOUT 300 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  LABELS "daemon;fleet" TIMEOUT 420 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 # Benchmark (label bench, run by hand): a synthetic 100-host x 24 h fleet.
 add_test(NAME fleet_bench COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bench_fleet.sh
   $<TARGET_FILE:nmiprof> $<TARGET_FILE:bench_store_size> ${CMAKE_CURRENT_BINARY_DIR}/fleet)

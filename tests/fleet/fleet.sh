@@ -19,6 +19,9 @@
 #      keeps sampling, logs one line for the failure and one for the
 #      recovery, backs off, its memory stays flat; back on the real server
 #      it sends everything
+#   5. another database: by SIGHUP, the daemon sends the new one its whole
+#      store, not only what comes after the old one's cursor; restarted
+#      back on the first, it sends what that one missed, nothing twice
 #
 #   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
 # Exits 77 (skip) where clickhouse-server is not installed or the daemon
@@ -99,6 +102,15 @@ conf() {	# N URL
 }
 cursor() {	# N: start_ns of the newest slice the server acknowledged
 	sed -n 's/^start_ns=//p' "$WORK/s$1/fleet.cursor" 2>/dev/null || echo 0
+}
+# Wait (bounded, not failing) until daemon N's cursor is for database DB.
+wait_cursor_db() {	# N DB
+	i=0
+	until grep -q "^server=.* $2\$" "$WORK/s$1/fleet.cursor" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || { echo "note: daemon $1's cursor names no server $2"; return; }
+		sleep 0.1
+	done
 }
 newest_slice() {	# N: start_ns of the newest stored slice
 	name=$(ls "$WORK/s$1/profile" | grep '^seg-' | sort | tail -n 1)
@@ -287,5 +299,46 @@ stop_daemon 1
 compare "after the failing servers"
 check_no_dups "after the failing servers"
 pass "failing servers: one log line each way, backoff, flat memory, then caught up"
+
+# ---- 5. another database: the cursor was the old one's -------------------
+# Daemon 1's whole store (up to its cursor) against what DB holds of web-1:
+# the same slices, the same stacks.
+compare_db() {	# WHAT URL DB
+	c=$(cursor 1)
+	folded --store "$WORK/s1" --until "@$((c / 1000000000))" >"$WORK/l1.folded" ||
+		fail "export s1"
+	folded --cluster "$2" --host web-1 --until "@$((c / 1000000000))" >"$WORK/c1.folded" ||
+		fail "export --cluster $3"
+	nl=$(ls "$WORK/s1/profile" | grep '^seg-' | while read -r n; do
+		[ "$(printf '%d' "0x${n:4:16}")" -le "$c" ] && echo; done | wc -l)
+	ns=$(ch_q 1 "SELECT uniqExact(start) FROM $3.slices WHERE host = 'web-1' AND start <= $c")
+	[ "$nl" = "$ns" ] || fail "$1: $ns slice(s) of web-1 in $3, $nl in the store"
+	cmp -s "$WORK/l1.folded" "$WORK/c1.folded" ||
+		{ diff "$WORK/l1.folded" "$WORK/c1.folded" | head -n 10
+		  fail "$1: $3's stacks differ from the local store"; }
+	pass "$1: $3 holds the whole store: $nl slices, $(awk '{ s += $NF } END { print s + 0 }' "$WORK/l1.folded") samples"
+}
+B1="${U1%=*}=nmiprof_b"
+"$NMIPROF" cluster init --name fleet "$B1" "${U2%=*}=nmiprof_b" \
+	>>"$WORK/init.log" 2>&1 || fail "cluster init of nmiprof_b"
+start_daemon 1 web-1 tier=web,dc=a
+wait_synced 1
+conf 1 "$B1"
+kill -HUP "$DPID1"
+wait_cursor_db 1 nmiprof_b
+wait_synced 1
+stop_daemon 1
+compare_db "new database by SIGHUP" "$B1" nmiprof_b
+# Back to the first by a restart: it lacks the slices nmiprof_b got.
+held0=$(grep -c 'were already on the server' "$WORK/d1.log")
+conf 1 "$U1"
+start_daemon 1 web-1 tier=web,dc=a
+wait_cursor_db 1 nmiprof
+wait_synced 1
+stop_daemon 1
+[ "$(grep -c 'were already on the server' "$WORK/d1.log")" -gt "$held0" ] ||
+	fail "back on the first database: the slices it had were not recognized"
+compare_db "back to the first database by a restart" "$U1" nmiprof
+check_no_dups "back to the first database by a restart"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
