@@ -38,6 +38,7 @@ static void test_values(void)
 	npd_config_defaults(&c);
 	CHECK(c.slice_s == 60 && c.freq_hz == 99 && c.backend == NP_BACKEND_AUTO);
 	CHECK(c.user_stacks == 1 && c.live_s == 300 && c.log_level == NP_LOG_INFO);
+	CHECK(c.pending_bytes == 64ULL << 20);
 	CHECK(!strcmp(c.store_dir, "/var/lib/nmiprof"));
 	CHECK(!strcmp(c.socket_path, "/run/nmiprof/nmiprofd.sock"));
 
@@ -49,6 +50,8 @@ static void test_values(void)
 	CHECK(c.retention_bytes == 0);
 	CHECK(npd_config_set(&c, "retention_size", "12345", err, sizeof(err)) == 0);
 	CHECK(c.retention_bytes == 12345);
+	CHECK(npd_config_set(&c, "pending_size", "1M", err, sizeof(err)) == 0);
+	CHECK(c.pending_bytes == 1ULL << 20);
 	CHECK(npd_config_set(&c, "retention_age", "7d", err, sizeof(err)) == 0);
 	CHECK(c.retention_age_s == 7 * 86400);
 	CHECK(npd_config_set(&c, "retention_age", "90m", err, sizeof(err)) == 0);
@@ -70,6 +73,7 @@ static void test_values(void)
 		{ "frequency", "" }, { "slice_seconds", "86401" },
 		{ "kernel_stack_depth", "128" }, { "user_stack_depth", "0" },
 		{ "live_seconds", "5" }, { "retention_size", "1X" },
+		{ "pending_size", "1023K" }, { "pending_size", "0" },
 		{ "retention_size", "99999999999999999999" },
 		{ "retention_size", "99999999999T" }, { "retention_age", "3y" },
 		{ "backend", "dtrace" }, { "log_level", "loud" },
