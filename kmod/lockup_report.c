@@ -25,6 +25,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <asm/ptrace.h>
+#include <asm/stacktrace.h>
 #include <asm/unwind.h>
 #include <nmiprof/nmiprof_abi.h>
 
@@ -40,6 +41,7 @@ struct np_report_buf {
 	/* [0] for NMI, [1] for the recovery line an NMI may interrupt */
 	char		line[2][NP_REPORT_LINE];
 	u64		frames[NP_REPORT_FRAMES];
+	u8		stack[NP_REPORT_FRAMES];	/* enum stack_type */
 	struct pt_regs	entry;		/* see np_report_stack() */
 };
 
@@ -93,22 +95,44 @@ static __printf(2, 3) void np_report_line(bool emerg, const char *fmt, ...)
 }
 
 /*
+ * The stack regs->sp is on.  Started from regs, the unwinder has already
+ * stepped to the caller and knows the caller's stack: the same one,
+ * unless regs is the first frame on an IRQ or exception stack, which
+ * then goes unmarked rather than marked as the task's.
+ */
+static u8 np_report_regs_stack(struct pt_regs *regs,
+			       struct unwind_state *state)
+{
+	unsigned long stack = (unsigned long)task_stack_page(current);
+
+	if (regs->sp >= stack && regs->sp < stack + THREAD_SIZE)
+		return STACK_TYPE_TASK;
+	if (state->stack_info.type == STACK_TYPE_TASK)
+		return STACK_TYPE_UNKNOWN;
+	return state->stack_info.type;
+}
+
+/*
  * Append the callers of regs->ip; the unwinder starts at the caller's.
- * *@no_orc: regs->ip itself has no ORC data.
+ * *@no_orc: regs->ip itself has no ORC data.  @stack[i] is the stack
+ * (task, IRQ, exception) frame i was found on, for the <IRQ> markers;
+ * @stack[n - 1] on entry is regs->sp's.
  */
 static unsigned int np_report_unwind(struct pt_regs *regs, u64 *buf,
-				     unsigned int n, unsigned int max,
-				     bool *no_orc)
+				     u8 *stack, unsigned int n,
+				     unsigned int max, bool *no_orc)
 {
 	struct unwind_state state;
 	unsigned long addr;
 
 	unwind_start(&state, current, regs, NULL);
 	*no_orc = unwind_error(&state);
+	stack[n - 1] = np_report_regs_stack(regs, &state);
 	for (; !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
 		addr = unwind_get_return_address(&state);
 		if (!addr)
 			break;
+		stack[n] = state.stack_info.type;
 		buf[n++] = addr;
 	}
 	return n;
@@ -119,7 +143,8 @@ static unsigned int np_report_unwind(struct pt_regs *regs, u64 *buf,
  * Frames from *@guessed on rest on the guess explained below.
  */
 static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
-				    unsigned int max, unsigned int *guessed)
+				    u8 *type, unsigned int max,
+				    unsigned int *guessed)
 {
 	struct pt_regs *entry = &this_cpu_ptr(np_report_bufs)->entry;
 	unsigned long *sp = (unsigned long *)regs->sp;
@@ -131,7 +156,7 @@ static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
 	if (user_mode(regs))
 		return 0;
 	buf[0] = regs->ip;
-	n = np_report_unwind(regs, buf, 1, max, &no_orc);
+	n = np_report_unwind(regs, buf, type, 1, max, &no_orc);
 	if (n > 1 || n == max)
 		return n;
 	/*
@@ -152,7 +177,8 @@ static unsigned int np_report_stack(struct pt_regs *regs, u64 *buf,
 		entry->ip = READ_ONCE_NOCHECK(*sp);
 		entry->sp = (unsigned long)(sp + 1);
 		buf[n] = entry->ip;
-		guess = np_report_unwind(entry, buf, n + 1, max, &no_orc);
+		guess = np_report_unwind(entry, buf, type, n + 1, max,
+					 &no_orc);
 		if (!no_orc && guess > n + 1) {
 			*guessed = n;
 			return guess;
@@ -179,26 +205,90 @@ static void np_report_regs(struct pt_regs *regs)
 		       regs->r13, regs->r14, regs->r15);
 }
 
-/* Task, registers and symbolized backtrace; returns the frames taken. */
+/* The kernel's names for the stacks (stack_type_name(), not exported). */
+static const char *np_report_stack_name(u8 type)
+{
+	static const char * const estack[] = {
+		"#DF", "NMI", "#DB", "#MC", "#VC", "#VC2",
+	};
+
+	switch (type) {
+	case STACK_TYPE_TASK:
+		return "TASK";
+	case STACK_TYPE_IRQ:
+		return "IRQ";
+	case STACK_TYPE_SOFTIRQ:
+		return "SOFTIRQ";
+	case STACK_TYPE_ENTRY:
+		return "ENTRY_TRAMPOLINE";
+	}
+	if (type >= STACK_TYPE_EXCEPTION &&
+	    type - STACK_TYPE_EXCEPTION < ARRAY_SIZE(estack))
+		return estack[type - STACK_TYPE_EXCEPTION];
+	return NULL;
+}
+
+/*
+ * What the NMI interrupted, from preempt_count: nmi_enter() adds a
+ * HARDIRQ_OFFSET of its own per NMI level (6.1 and 6.12), so any more
+ * is a hard interrupt handler.  current is then only the task it came
+ * in on, not what is stuck.
+ */
+static const char *np_report_irq_context(void)
+{
+	if (hardirq_count() >> HARDIRQ_SHIFT > in_nmi() >> NMI_SHIFT)
+		return "hardirq";
+	if (in_serving_softirq())
+		return "softirq";
+	return NULL;
+}
+
+/*
+ * Task, registers and symbolized backtrace; returns the frames taken.
+ * Frames are grouped by the stack they were found on between <IRQ> and
+ * </IRQ> (or <TASK>, <NMI>, ...) lines, as the kernel's own dumps are.
+ */
 static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
 {
+	u8 *type = this_cpu_ptr(np_report_bufs)->stack;
+	const char *ctx = np_report_irq_context();
+	const char *name, *open = NULL;
 	unsigned int i, nr, guessed;
 
-	np_report_line(false, "CPU: %d PID: %d Comm: %.*s\n",
-		       smp_processor_id(), task_pid_nr(current),
-		       (int)sizeof(current->comm), current->comm);
+	if (ctx)
+		np_report_line(false, "CPU: %d in %s, interrupted PID: %d Comm: %.*s\n",
+			       smp_processor_id(), ctx, task_pid_nr(current),
+			       (int)sizeof(current->comm), current->comm);
+	else
+		np_report_line(false, "CPU: %d PID: %d Comm: %.*s\n",
+			       smp_processor_id(), task_pid_nr(current),
+			       (int)sizeof(current->comm), current->comm);
 	np_report_regs(regs);
-	nr = np_report_stack(regs, frames, NP_REPORT_FRAMES, &guessed);
+	nr = np_report_stack(regs, frames, type, NP_REPORT_FRAMES, &guessed);
 	if (!nr) {
 		np_report_line(false, "Call Trace: <user mode>\n");
 		return 0;
 	}
 	np_report_line(false, "Call Trace:\n");
 	/* frames[0] is regs->ip itself; the rest are return addresses. */
-	np_report_line(false, " %pS\n", (void *)frames[0]);
-	for (i = 1; i < nr; i++)
-		np_report_line(false, " %s%pB\n", i < guessed ? "" : "? ",
-			       (void *)frames[i]);
+	for (i = 0; i < nr; i++) {
+		name = np_report_stack_name(type[i]);
+		if (name != open) {
+			if (open)
+				np_report_line(false, " </%s>\n", open);
+			if (name)
+				np_report_line(false, " <%s>\n", name);
+			open = name;
+		}
+		if (!i)
+			np_report_line(false, " %pS\n", (void *)frames[0]);
+		else
+			np_report_line(false, " %s%pB\n",
+				       i < guessed ? "" : "? ",
+				       (void *)frames[i]);
+	}
+	if (open)
+		np_report_line(false, " </%s>\n", open);
 	return nr;
 }
 
@@ -275,7 +365,7 @@ void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
 	unsigned int nr;
 
 	np_report_line(true,
-		       "nmiprof: hard LOCKUP on CPU %d, interrupts off for %llu.%03u s\n",
+		       "nmiprof: hard LOCKUP on CPU %d, no timer interrupt for %llu.%03u s\n",
 		       smp_processor_id(), secs, ms);
 	nr = np_report_context(regs, frames);
 	np_report_line(false, "nmiprof: end of CPU %d lockup report\n",
@@ -334,7 +424,7 @@ void np_report_silent(int cpu, u64 stuck_ns)
 	bool locked = np_uart_lock();
 
 	np_report_line(true,
-		       "nmiprof: hard LOCKUP on CPU %d, interrupts off for %llu.%03u s; it does not answer NMIs, no registers or backtrace\n",
+		       "nmiprof: hard LOCKUP on CPU %d, no timer interrupt for %llu.%03u s; it does not answer NMIs, no registers or backtrace\n",
 		       cpu, secs, ms);
 	if (locked)
 		np_uart_unlock();

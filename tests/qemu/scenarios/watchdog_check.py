@@ -12,7 +12,7 @@ from those timestamps: they are local_clock(), which with an unstable TSC
 so the stuck CPU's report shows a time from before it was written.  It is
 computed from the module's own durations, all on the monotonic clock:
 
-  off   = "interrupts off for X s" in the header: report time - last beat
+  off   = "no timer interrupt for X s" in the header: report time - last beat
   took  = "recovered after R s": recovery - last beat; the CPU recovers as
           the spin of S seconds ends, so the last beat was R - S before
           the spin began, and
@@ -148,14 +148,17 @@ class Run:
             self.fail("%s: no registers" % what)
 
     def episode(self, cpu, secs, console=False, all_cpus=False, limit=None,
-                whole=False, anchored=True):
+                whole=False, anchored=True, ctx=None):
         """One lockup of CPU cpu by nmiprof_lockup for secs seconds, to be
         reported within limit s (default: threshold + one period).  With
         whole, every line of the report must be on the port unbroken.
         Without anchored, the report is looked for from the end of the
         last episode, not after the spin's "spinning now" line: another
         stuck CPU may hold console_lock, and that line then reaches the
-        console only after the spins."""
+        console only after the spins.  With ctx ("hardirq"), the CPU was
+        stuck in that context over np_lockup's kthread: the task line must
+        say so, and the trace show the frames on the IRQ stack in <IRQ>
+        and the kthread's in <TASK>."""
         what = "lockup of CPU %d" % cpu
         if anchored:
             mark = self.find(r"nmiprof_lockup: spinning now on CPU %d for %d s"
@@ -165,7 +168,7 @@ class Run:
         if not mark:
             self.fail("%s: no 'spinning now' marker on the console" % what)
             return None
-        head = self.find(r"^nmiprof: hard LOCKUP on CPU %d, interrupts off for ([0-9.]+) s"
+        head = self.find(r"^nmiprof: hard LOCKUP on CPU %d, no timer interrupt for ([0-9.]+) s"
                          % cpu, mark[0], uart_cpu=cpu)
         if not head:
             self.fail("%s: no report on the serial port" % what)
@@ -177,9 +180,14 @@ class Run:
         block = self.report_block(head[0], cpu, r"^nmiprof: end of CPU %d lockup report" % cpu)
         if not block or not block[-1].startswith("nmiprof: end of CPU"):
             self.fail("%s: report not complete on the serial port" % what)
-        if not any(re.match(r"CPU: %d PID: \d+ Comm: np_lockup/%d$" % (cpu, cpu), t)
-                   for t in block):
-            self.fail("%s: task line missing or wrong" % what)
+        task = (r"CPU: %d PID: \d+ Comm: np_lockup/%d$" % (cpu, cpu) if not ctx else
+                r"CPU: %d in %s, interrupted PID: \d+ Comm: np_lockup/%d$" % (cpu, ctx, cpu))
+        if not any(re.match(task, t) for t in block):
+            self.fail("%s: task line missing or wrong (want %r)" % (what, task))
+        elif ctx:
+            self.ok("%s: the task line says %s, interrupting np_lockup/%d" % (what, ctx, cpu))
+        if ctx:
+            self.check_stacks(block, what)
         self.check_trace(block, cpu, what)
         if whole:
             self.check_whole(block, cpu, what)
@@ -269,19 +277,43 @@ class Run:
                 self.smp, "" if console_cpu is None
                 else ", CPU %d holding console_lock" % console_cpu))
 
+    def check_stacks(self, block, what):
+        """The spin's frames inside <IRQ> .. </IRQ>, then the kthread's
+        (nmiprof_lockup_fn) inside <TASK> .. </TASK>."""
+        where, stack = {}, None
+        for t in block:
+            m = re.fullmatch(r" <(/?)([A-Z#_0-9]+)>", t)
+            if m:
+                stack = None if m.group(1) else m.group(2)
+                continue
+            m = re.match(r"\s*(\? )?(\w+)\+0x", t)
+            if m and m.group(2) not in where:
+                where[m.group(2)] = stack
+        want = {"nmiprof_lockup_spin": "IRQ", "nmiprof_lockup_irq": "IRQ",
+                "nmiprof_lockup_fn": "TASK"}
+        bad = ["%s in %s" % (f, where.get(f, "no frame")) for f, s in want.items()
+               if where.get(f) != s]
+        if bad:
+            self.fail("%s: stack markers wrong: want %s, got %s" % (
+                what, want, ", ".join(bad)))
+        else:
+            self.ok("%s: frames on the IRQ stack marked <IRQ>, the kthread's <TASK>" % what)
+
     def check_whole(self, block, cpu, what):
         """The report block line by line, each line exactly as written and
         in order: header, task, RIP, RSP, 5 more register lines, "Call
-        Trace:", frames, end."""
+        Trace:", frames with the stack markers around them (<TASK>, <IRQ>,
+        ...), end."""
         frame = r"(\? )?\S+\+0x[0-9a-f]+/0x[0-9a-f]+( \[\w+\])?"
         kinds = [
-            ("H", r"nmiprof: hard LOCKUP on CPU %d, interrupts off for \d+\.\d{3} s" % cpu),
-            ("T", r"CPU: %d PID: \d+ Comm: np_lockup/%d" % (cpu, cpu)),
+            ("H", r"nmiprof: hard LOCKUP on CPU %d, no timer interrupt for \d+\.\d{3} s" % cpu),
+            ("T", r"CPU: %d (in \w+, interrupted )?PID: \d+ Comm: np_lockup/%d" % (cpu, cpu)),
             ("I", r"RIP: [0-9a-f]{4}:" + frame),
             ("S", r"RSP: [0-9a-f]{4}:[0-9a-f]{16} EFLAGS: [0-9a-f]{8}"),
             ("R", r"R\w\w: [0-9a-f]{16} R\w\w: [0-9a-f]{16} R\w\w: [0-9a-f]{16}"),
             ("C", r"Call Trace:"),
             ("F", " " + frame),
+            ("M", r" </?[A-Z#_0-9]+>"),
             ("E", r"nmiprof: end of CPU %d lockup report" % cpu),
         ]
         seq = ""
@@ -293,7 +325,7 @@ class Run:
             seq += k
         if "?" in seq:
             return
-        if not re.fullmatch(r"HTISRRRRRCF+E", seq):
+        if not re.fullmatch(r"HTISRRRRRC(M?F+M?)+E", seq):
             self.fail("%s: report lines missing or out of order on the serial "
                       "port (%s)" % (what, seq))
         else:
@@ -363,7 +395,7 @@ class Run:
         if not mark:
             self.fail("%s: no 'spinning now' marker on the console" % what)
             return
-        head = self.find(r"^nmiprof: hard LOCKUP on CPU %d, interrupts off for [0-9.]+ s; "
+        head = self.find(r"^nmiprof: hard LOCKUP on CPU %d, no timer interrupt for [0-9.]+ s; "
                          r"it does not answer NMIs" % cpu, mark[0], uart_cpu=-1)
         if not head:
             self.fail("%s: not reported by its buddy" % what)

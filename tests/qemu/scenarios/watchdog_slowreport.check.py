@@ -6,7 +6,7 @@ import watchdog_check as wc
 
 r = wc.Run(thresh=1)
 for cpu in (1, 2, 3):
-    n = len(re.findall(r"nmiprof: hard LOCKUP on CPU %d, interrupts off for [0-9.]+ s\n" % cpu,
+    n = len(re.findall(r"nmiprof: hard LOCKUP on CPU %d, no timer interrupt for [0-9.]+ s\n" % cpu,
                        r.dmesg))
     silent = len(re.findall(r"hard LOCKUP on CPU %d, .*does not answer NMIs" % cpu, r.dmesg))
     if n != 1 or silent:

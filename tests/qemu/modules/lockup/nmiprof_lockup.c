@@ -3,7 +3,8 @@
  * nmiprof_lockup: hard-lock one CPU for the watchdog scenarios.
  *
  *   insmod nmiprof_lockup.ko cpu=1 secs=25 [console=1] [touch=1] [nmi=1]
- *                            [portlock=1] [pulse_cpu=2] [also_cpu=0] [all=1]
+ *                            [irq=1] [portlock=1] [pulse_cpu=2]
+ *                            [also_cpu=0] [all=1]
  *
  * A kthread bound to @cpu prints "spinning now", then spins in
  * nmiprof_lockup_spin() with interrupts off for @secs seconds.  With
@@ -15,7 +16,9 @@
  * touch_nmi_watchdog() every 100 ms, like code that knows it runs long,
  * and must then not be reported.  With @nmi it spins inside an NMI
  * handler instead (an NMI IPI to itself), so it cannot take the
- * watchdog's NMI either.
+ * watchdog's NMI either.  With @irq it spins in a hard interrupt: the
+ * callback of an hrtimer pinned to @cpu, run from the timer interrupt on
+ * the IRQ stack, over the kthread it interrupted.
  *
  * The port lock of ttyS0, which nmiprof's UART writer tries for each
  * line: with @portlock the spinning CPU holds it, as a CPU stuck in the
@@ -34,6 +37,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/console.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/nmi.h>
@@ -65,6 +69,10 @@ MODULE_PARM_DESC(touch, "Call touch_nmi_watchdog() every 100 ms");
 static bool nmi;
 module_param(nmi, bool, 0444);
 MODULE_PARM_DESC(nmi, "Spin in an NMI handler");
+
+static bool irq;
+module_param(irq, bool, 0444);
+MODULE_PARM_DESC(irq, "Spin in a hard interrupt (a pinned hrtimer's callback)");
 
 static bool portlock;
 module_param(portlock, bool, 0444);
@@ -130,6 +138,31 @@ static void nmiprof_lockup_in_nmi(void)
 	unregister_nmi_handler(NMI_LOCAL, "nmiprof_lockup");
 }
 
+static struct hrtimer irq_timer;
+static DECLARE_COMPLETION(irq_done);
+
+static enum hrtimer_restart nmiprof_lockup_irq(struct hrtimer *t)
+{
+	nmiprof_lockup_spin(ktime_get_mono_fast_ns() + secs * NSEC_PER_SEC);
+	complete(&irq_done);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * HARD: run from the timer interrupt itself, even on PREEMPT_RT.  The
+ * kthread keeps the CPU meanwhile, so that the interrupted task is ours
+ * and not the idle task.
+ */
+static void nmiprof_lockup_in_irq(void)
+{
+	hrtimer_init(&irq_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	irq_timer.function = nmiprof_lockup_irq;
+	hrtimer_start(&irq_timer, ns_to_ktime(NSEC_PER_MSEC),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	while (!completion_done(&irq_done))
+		cpu_relax();
+}
+
 static int nmiprof_lockup_fn(void *unused)
 {
 	unsigned long flags, port_flags = 0;
@@ -138,7 +171,7 @@ static int nmiprof_lockup_fn(void *unused)
 		cpu, secs, console ? ", holding console_lock" : "",
 		portlock ? ", holding ttyS0's port lock" : "",
 		touch ? ", touching the NMI watchdog" : "",
-		nmi ? ", in NMI" : "");
+		nmi ? ", in NMI" : irq ? ", in hardirq" : "");
 	if (console) {
 		console_lock();
 		pr_info("nmiprof_lockup: console_lock held\n");
@@ -147,6 +180,8 @@ static int nmiprof_lockup_fn(void *unused)
 		spin_lock_irqsave(&port0->lock, port_flags);
 	if (nmi) {
 		nmiprof_lockup_in_nmi();
+	} else if (irq) {
+		nmiprof_lockup_in_irq();
 	} else {
 		local_irq_save(flags);
 		nmiprof_lockup_spin(ktime_get_mono_fast_ns() +
