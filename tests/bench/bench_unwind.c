@@ -31,20 +31,44 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (pid < 0) {
-		int p[2];
+		/*
+		 * python3 reads its own pipe, not our stdin: with stdin at
+		 * EOF it exited before its maps were read, and with fd 0
+		 * closed (CI) pipe() returned fd 0 and it read its own
+		 * "ready".  Fds 0-2 are made to exist first for the same reason.
+		 */
+		int out[2], in[2], nul;
 
-		if (pipe(p) < 0)
+		while ((nul = open("/dev/null", O_RDWR)) >= 0 && nul < 3)
+			;
+		if (nul >= 0)
+			close(nul);
+		if (pipe(out) < 0 || pipe(in) < 0)
 			return 1;
 		child = fork();
 		if (!child) {
-			dup2(p[1], 1);
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			close(in[0]);
+			close(in[1]);
+			close(out[0]);
+			close(out[1]);
 			execl("/usr/bin/python3", "python3", "-c",
 			      "import json, sys; print('ready', flush=True); sys.stdin.read()",
 			      (char *)NULL);
 			_exit(127);
 		}
-		close(p[1]);
-		if (read(p[0], line, 6) != 6) {
+		close(out[1]);
+		close(in[0]);
+		/* "ready" and its newline may come in two writes */
+		for (size_t n = 0; n < 6;) {
+			ssize_t r = read(out[0], line + n, 6 - n);
+
+			if (r <= 0)
+				break;
+			n += r;
+		}
+		if (memcmp(line, "ready\n", 6)) {
 			fprintf(stderr, "bench_unwind: python3 did not start\n");
 			return 1;
 		}
