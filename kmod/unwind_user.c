@@ -14,6 +14,7 @@
  * outermost frame ends with a marker frame (NMIPROF_UW_MARK) naming why,
  * and every stop is counted per CPU by reason.
  */
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -33,6 +34,11 @@ struct np_uw_cpu_stats {
 
 static DEFINE_PER_CPU(struct np_uw_cpu_stats, np_uw_stats);
 static unsigned int np_uw_users;	/* files that loaded or set, np_uw_lock */
+
+/* Off: frame pointers only, tables kept (benchmarks, negative controls). */
+static bool unwind_tables = true;
+module_param(unwind_tables, bool, 0644);
+MODULE_PARM_DESC(unwind_tables, "Walk user stacks with the loaded unwind tables (0: frame pointers only)");
 
 struct np_uw_ctx {
 	const struct np_uw_set *set;
@@ -97,7 +103,7 @@ int np_uw_user_stack(struct pt_regs *uregs, u64 *buf, unsigned int max,
 	unsigned int nr;
 	int why;
 
-	if (!READ_ONCE(np_uw_nr_sets))
+	if (!READ_ONCE(np_uw_nr_sets) || !READ_ONCE(unwind_tables))
 		return -1;
 	rcu_read_lock();
 	x.set = np_uw_set_current();
