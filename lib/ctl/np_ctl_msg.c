@@ -13,19 +13,9 @@
 
 #include "np_ctl.h"
 #include "np_ctl_impl.h"
+#include "np_hex.h"
 
 /* ---- Message layer ------------------------------------------------- */
-
-static int np_ctl_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Decode %XX in place; -1 on a malformed escape. */
 static int np_ctl_unescape(char *s)
@@ -37,8 +27,8 @@ static int np_ctl_unescape(char *s)
 			*out++ = *s;
 			continue;
 		}
-		int hi = np_ctl_hexval(s[1]);
-		int lo = hi < 0 ? -1 : np_ctl_hexval(s[2]);
+		int hi = np_hexval(s[1]);
+		int lo = hi < 0 ? -1 : np_hexval(s[2]);
 
 		if (hi < 0 || lo < 0)
 			return -1;

@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "np_ch.h"
+#include "np_hex.h"
 
 struct np_ch {
 	CURL *curl;
@@ -84,17 +85,6 @@ void np_ch_buf_sql_str(struct np_buf *b, const char *s)
 	np_buf_puts(b, "'", 1);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 void np_ch_tsv_unescape(char *s)
 {
 	char *w = s;
@@ -113,8 +103,8 @@ void np_ch_tsv_unescape(char *s)
 		case 'f': *w++ = '\f'; break;
 		case '0': *w++ = '\0'; break;
 		case 'x':
-			if (hexval(s[1]) >= 0 && hexval(s[2]) >= 0) {
-				*w++ = (char)(hexval(s[1]) * 16 + hexval(s[2]));
+			if (np_hexval(s[1]) >= 0 && np_hexval(s[2]) >= 0) {
+				*w++ = (char)(np_hexval(s[1]) * 16 + np_hexval(s[2]));
 				s += 2;
 				break;
 			}
