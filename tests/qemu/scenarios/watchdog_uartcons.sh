@@ -7,7 +7,9 @@
 #    UART's IER must be the driver's up->ier, and a line written to
 #    ttyS0 from here must reach the host (the check reads console.log);
 # 2. a set_termios() holding LCR.DLAB set past that wait: the divisor latch
-#    must not change.
+#    must not change;
+# 3. with reports going to ttyS2, its driver unbound: no byte may reach
+#    that UART (put in loopback, it receives whatever is sent).
 # @smp 4
 # @timeout 90
 # @modules nmiprof_lockup nmiprof_uartcons
@@ -32,7 +34,7 @@ wd_load watchdog_thresh=2
 
 # 1: a console busy with IER cleared.
 check "insmod nmiprof_uartcons" insmod "$MODULES/nmiprof_uartcons.ko" cpu=2
-wd_lockup cpu=3 secs=4
+wd_lockup cpu=3 secs=3
 check "the console's backlog is over" \
 	wait_dmesg 'nmiprof_uartcons: after the report:' 10
 check "the report went out without the port lock" dmesg_has 'port lock was not free'
@@ -56,9 +58,32 @@ wait
 # 2: a set_termios() with LCR.DLAB set.
 check "insmod nmiprof_uartcons termios=1" \
 	insmod "$MODULES/nmiprof_uartcons.ko" cpu=2 termios=1
-wd_lockup cpu=3 secs=4
+wd_lockup cpu=3 secs=3
 check "the set_termios() is over" wait_dmesg 'nmiprof_uartcons: .*divisor latch' 10
 check "the divisor latch stayed" \
 	dmesg_has "nmiprof_uartcons: ttyS0's divisor latch stayed"
 check "rmmod nmiprof_uartcons termios=1" rmmod nmiprof_uartcons
+wd_finish
+
+# 3: ttyS2 (the host's control port, unused here) without its driver.
+wd_load watchdog_thresh=2 uart_line=2
+check "reports go to ttyS2" dmesg_has 'nmiprof: lockup reports go to ttyS2 directly'
+io=$(cat /sys/class/tty/ttyS2/port)
+dev=$(readlink -f /sys/class/tty/ttyS2/device)
+# 6.12: the serial core's port device, under the hardware's.
+while readlink -f "$dev/driver" | grep -q /serial-base/; do
+	dev=${dev%/*}
+done
+save ttyS2_driver readlink -f "$dev/driver"
+check "unbind ttyS2's driver" sh -c "echo ${dev##*/} >$dev/driver/unbind"
+check "nmiprof stopped writing to ttyS2" \
+	dmesg_has "nmiprof: ttyS2's driver unbinds: no more direct UART output"
+check "insmod nmiprof_uartcons loop_io=$io" \
+	insmod "$MODULES/nmiprof_uartcons.ko" loop_io=$io
+wd_lockup cpu=3 secs=3
+check "CPU 3 reported a third time" \
+	sh -c "[ \$(dmesg | grep -c 'nmiprof: CPU 3 recovered after') -eq 3 ]"
+check "rmmod nmiprof_uartcons loop_io=$io" rmmod nmiprof_uartcons
+check "nothing sent to ttyS2 without its driver" \
+	dmesg_has 'nmiprof_uartcons: nothing was sent to the UART at'
 wd_finish

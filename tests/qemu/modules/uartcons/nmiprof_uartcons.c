@@ -15,16 +15,20 @@
  *    does for each record: save IER, clear it, "transmit", restore the saved
  *    IER.  First one slow record, longer than nmiprof waits for the lock
  *    (100 ms; so its report goes out without it), then 300 ms of short
- *    ones.  The slow one ends just after nmiprof says it stops waiting (a
- *    kprobe on vprintk()): its wait takes several times 100 ms under TCG,
- *    and the record must end while the report is being written.
+ *    ones.  The slow one ends just after nmiprof says it stops waiting (2 ms
+ *    after a kprobe on vprintk() sees it say so), while the report's
+ *    lines are being written.
  *    Just before, it queues tty output through the driver (uart_write()),
  *    so that a transmission is in progress, as with a shell writing: the
  *    driver then has UART_IER_THRI in its cached up->ier and waits for the
- *    THRE interrupt.  1 s later it compares the UART's IER with up->ier.
+ *    THRE interrupt.  300 ms later it compares the UART's IER with up->ier.
  *
  *  - with @termios, a set_termios(): LCR.DLAB set until 20 ms after nmiprof
  *    stops waiting, then the divisor latch compared with what it was.
+ *
+ * With @loop_io, it only puts the UART at that I/O port, whose driver the
+ * scenario has unbound, in loopback (MCR_LOOP): every byte anybody sends
+ * there comes back in its receive FIFO.  Unload counts them.
  *
  * Unload compares IER with up->ier once more, and if they differ writes
  * up->ier back: the tty would stay hung, and with it the console output
@@ -33,6 +37,7 @@
  */
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/io.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -52,8 +57,12 @@ static bool termios;
 module_param(termios, bool, 0444);
 MODULE_PARM_DESC(termios, "Hold LCR.DLAB set instead of IER cleared");
 
+static unsigned long loop_io;
+module_param(loop_io, ulong, 0444);
+MODULE_PARM_DESC(loop_io, "Only loop back the driverless UART at this I/O port");
+
 #define SLOW_MAX_NS	(1500 * NSEC_PER_MSEC)
-#define SLOW_EXTRA_NS	(200 * NSEC_PER_USEC)
+#define SLOW_EXTRA_NS	(2 * NSEC_PER_MSEC)
 #define BACKLOG_NS	(300 * NSEC_PER_MSEC)
 #define SHORT_RECORD_NS	(300 * NSEC_PER_USEC)
 #define SHORT_GAP_US	150
@@ -116,6 +125,8 @@ static void hold_until_gave_up(u64 extra_ns)
 	while (atomic_read(&state) != GAVE_UP &&
 	       ktime_get_mono_fast_ns() < end)
 		cpu_relax();
+	if (atomic_read(&state) != GAVE_UP)
+		pr_info("nmiprof_uartcons: the slow hold ended at its limit, not when nmiprof stopped waiting\n");
 	busy_until(ktime_get_mono_fast_ns() + extra_ns);
 }
 
@@ -198,7 +209,7 @@ static void console_backlog(void)
 		n++;
 	}
 	pr_info("nmiprof_uartcons: %d console records on CPU %u\n", n, cpu);
-	msleep(1000);
+	msleep(300);
 	ier_check("after the report", false);
 }
 
@@ -248,11 +259,29 @@ static int uartcons_fn(void *unused)
 		slow_termios();
 	else
 		console_backlog();
-	if (atomic_read(&state) != GAVE_UP)
-		pr_info("nmiprof_uartcons: the slow hold ended at its limit, not when nmiprof stopped waiting\n");
 out:
 	complete(&holder_done);
 	return 0;
+}
+
+static unsigned int loop_mcr;
+
+/* Count (and drain) what came back at loop_io; out of loopback again. */
+static void loop_count(void)
+{
+	unsigned int n = 0;
+
+	while ((inb(loop_io + UART_LSR) & UART_LSR_DR) && n < 65536) {
+		inb(loop_io + UART_RX);
+		n++;
+	}
+	outb(loop_mcr, loop_io + UART_MCR);
+	if (n)
+		pr_err("nmiprof_uartcons: %u bytes were sent to the UART at %#lx after its driver unbound\n",
+		       n, loop_io);
+	else
+		pr_info("nmiprof_uartcons: nothing was sent to the UART at %#lx after its driver unbound\n",
+			loop_io);
 }
 
 static int __init uartcons_init(void)
@@ -260,6 +289,14 @@ static int __init uartcons_init(void)
 	struct task_struct *t;
 	int ret;
 
+	if (loop_io) {
+		loop_mcr = inb(loop_io + UART_MCR);
+		outb(loop_mcr | UART_MCR_LOOP, loop_io + UART_MCR);
+		while (inb(loop_io + UART_LSR) & UART_LSR_DR)
+			inb(loop_io + UART_RX);
+		complete(&holder_done);
+		return 0;
+	}
 	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
 		return -EINVAL;
 	u8250 = serial8250_get_port(0);
@@ -289,9 +326,15 @@ static int __init uartcons_init(void)
 
 static void __exit uartcons_exit(void)
 {
+	if (loop_io) {
+		loop_count();
+		return;
+	}
 	wait_for_completion(&holder_done);
 	unregister_kprobe(&kp);
 	unregister_kprobe(&kp_printk);
+	pr_info("nmiprof_uartcons: kprobes missed: %lu on np_uart_lock, %lu on vprintk\n",
+		kp.nmissed, kp_printk.nmissed);
 	if (!termios)
 		ier_check("at unload", true);
 }
