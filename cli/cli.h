@@ -73,12 +73,12 @@ void cli_format_time(uint64_t ns, char *buf, size_t len);
 
 /*
  * Symbolized frames as topview frames.  A frame without a symbol is
- * named by its offset in the dso ("0x1a2b"), as perf does, so it stays
- * one stable row; buf holds those names and must outlive the frames' use.
+ * named np_sym_unnamed() does ("libc.so.6+0x1a2b"), so it stays one
+ * stable row; names holds those and must outlive the frames' use.
  */
 struct cli_frames {
 	struct np_frame *f;
-	char (*names)[24];
+	char (*names)[NP_SYM_UNNAMED_MAX];
 	size_t cap;
 };
 int cli_frames_reserve(struct cli_frames *cf, size_t n);

@@ -183,8 +183,8 @@ void cli_frame_from_sym(struct cli_frames *cf, size_t i, const struct np_sym *s)
 	if (s->name) {
 		cf->f[i].sym = s->name;
 	} else {
-		snprintf(cf->names[i], sizeof(cf->names[i]), "0x%" PRIx64, s->offset);
-		cf->f[i].sym = cf->names[i];
+		cf->f[i].sym = np_sym_unnamed(cf->names[i], sizeof(cf->names[i]),
+					      s->dso, s->offset);
 	}
 }
 

@@ -62,7 +62,7 @@ struct stack_ent {
 	uint64_t hash;
 	unsigned int nr;
 	struct np_frame *frames;	/* strings owned */
-	char (*names)[24];
+	char (*names)[NP_SYM_UNNAMED_MAX];
 };
 
 struct stack_map {
@@ -125,9 +125,9 @@ static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
 		if (fr[i].name) {
 			e->frames[i].sym = strdup(fr[i].name);
 		} else {
-			snprintf(e->names[i], sizeof(e->names[i]), "0x%" PRIx64,
-				 fr[i].offset);
-			e->frames[i].sym = e->names[i];
+			e->frames[i].sym = np_sym_unnamed(e->names[i],
+							  sizeof(e->names[i]),
+							  fr[i].dso, fr[i].offset);
 		}
 		if (!e->frames[i].dso || !e->frames[i].sym)
 			return -ENOMEM;

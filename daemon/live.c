@@ -5,8 +5,9 @@
  * Slot i holds monotonic second sec with sec % nslots == i; a sample for
  * a newer second recycles the slot.  Each slot is an open-addressing
  * hash table of (stack, pid, cpu, comm) -> count.  Stacks are interned
- * in an np_stacktab (frames of dso, symbol, kernel; offset dropped, so a
- * stack is a chain of functions) and a key is a small integer: a slot
+ * in an np_stacktab (frames of dso, symbol, kernel; a symbol's offset
+ * dropped, so a stack is a chain of functions, but an unnamed address
+ * keeps its offset in the dso, as in every other view) and a key is a small integer: a slot
  * never holds strings, and a stack common to many seconds is stored once.
  *
  * Symbolizing every sample's addresses would cost more than the rest of
@@ -242,8 +243,13 @@ static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
 	if (l->symbolize)
 		l->symbolize(l->symbolize_arg, pid, ip, kernel, &f);
 	f.kernel = kernel;
-	/* Group by function: the offset inside it (or the dso) is noise here. */
-	f.offset = 0;
+	/*
+	 * Group by function: the offset inside it is noise here.  Unnamed
+	 * code keeps its offset in the dso: one row per address, as report
+	 * and in-process top show it (np_sym_unnamed), not one per library.
+	 */
+	if (f.name)
+		f.offset = 0;
 	c->frame = np_stacktab_frame(l->frames, &f);
 	c->ip = ip;
 	c->pid = key_pid;

@@ -202,11 +202,17 @@ static int npd_live_emit(struct npd_live *l, const struct np_ctl_top_query *q,
 	case NP_CTL_SORT_SYM: {
 		const struct np_sym *f = np_stacktab_frame_get(l->frames, row->key.stack);
 
+		char unnamed[NP_SYM_UNNAMED_MAX];
+
 		e->kernel = f->kernel;
 		e->dso = strdup(f->dso ? f->dso : "[unknown]");
 		if (!e->dso)
 			return -ENOMEM;
-		if (f->name && !(e->sym = strdup(f->name)))
+		/* unnamed code named as everywhere: object+0xoffset */
+		e->sym = strdup(f->name ? f->name :
+				np_sym_unnamed(unnamed, sizeof(unnamed), f->dso,
+					       f->offset));
+		if (!e->sym)
 			return -ENOMEM;
 		break;
 	}
@@ -306,6 +312,7 @@ static int npd_stacks_frame(struct npd_live *l, struct np_ctl_stacks *t,
 	fr->dso = strdup(sym->dso ? sym->dso : "[unknown]");
 	if (!fr->dso || (sym->name && !(fr->sym = strdup(sym->name))))
 		return -ENOMEM;
+	fr->offset = sym->name ? 0 : sym->offset;
 	*out = map[f] = t->nr_frames++;
 	return 0;
 }

@@ -416,6 +416,8 @@ void np_ctl_format_stacks_reply(struct np_buf *b,
 		np_ctl_put_strmax(b, "dso", t->f[i].dso);
 		if (t->f[i].sym)
 			np_ctl_put_strmax(b, "sym", t->f[i].sym);
+		else
+			np_ctl_put_u64(b, "off", t->f[i].offset);
 		np_ctl_end_line(b);
 	}
 	for (uint32_t i = 0; i < t->nr; i++) {
@@ -462,6 +464,9 @@ int np_ctl_parse_frame(const struct np_ctl_line *l, struct np_ctl_frame *f)
 
 	if (l->nwords != 1 || strcmp(l->words[0], "frame") || !dso ||
 	    np_ctl_get_u64(l, "kernel", &k) || k > 1)
+		return -1;
+	/* off= is optional: a daemon before it sent none */
+	if (np_ctl_get(l, "off") && np_ctl_get_u64(l, "off", &f->offset))
 		return -1;
 	f->kernel = (int)k;
 	f->dso = strdup(dso);

@@ -54,8 +54,9 @@
  *       and other_user= (those of other's samples whose stacks have a
  *       kernel, a user frame: a client showing only kernel or only user
  *       frames counts the remainder right).
- *     Lines 2..F+1: "frame kernel=0|1 dso= [sym=]" (sym absent when the
- *       address has no symbol; dso and sym at most NP_CTL_STR_MAX bytes).
+ *     Lines 2..F+1: "frame kernel=0|1 dso= [sym=] [off=]" (sym absent
+ *       when the address has no symbol, off= then its offset in dso, 0
+ *       if absent; dso and sym at most NP_CTL_STR_MAX bytes).
  *     Lines F+2..: "stack samples= pid= cpu= comm= frames=i,j,k" (frame
  *       indices from 0, innermost first).
  *
@@ -145,7 +146,7 @@ struct np_ctl_top_entry {
 	int64_t pid;		/* sort=pid, else -1 */
 	char comm[NMIPROF_COMM_LEN];	/* sort=pid|comm, else "" */
 	int kernel;		/* sort=sym: 1 for a kernel frame */
-	char *dso, *sym;	/* sort=sym (sym NULL when unnamed), else NULL */
+	char *dso, *sym;	/* sort=sym (unnamed: np_sym_unnamed()), else NULL */
 };
 
 struct np_ctl_top {
@@ -201,6 +202,7 @@ struct np_ctl_frame {
 	int kernel;
 	char *dso;		/* never NULL */
 	char *sym;		/* NULL when the address has no symbol */
+	uint64_t offset;	/* sym NULL: the address's offset in dso */
 };
 
 struct np_ctl_stack {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "symbolizer.h"
 #include "topview_ctl.h"
 
 int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
@@ -11,10 +12,18 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 		.dso = "[other]", .sym = "[other stacks]", .kernel = 0,
 	};
 	struct np_frame *fr = NULL;
+	/* unnamed frames' names, made once per frame of the reply */
+	char (*names)[NP_SYM_UNNAMED_MAX] = NULL;
 	uint32_t cap = 0;
 	int ret = 0;
 
 	topview_zero(tv);
+	if (t->nr_frames && !(names = calloc(t->nr_frames, sizeof(*names))))
+		return -ENOMEM;
+	for (uint32_t k = 0; k < t->nr_frames; k++)
+		if (!t->f[k].sym)
+			np_sym_unnamed(names[k], sizeof(names[k]), t->f[k].dso,
+				       t->f[k].offset);
 	for (uint32_t i = 0; i < t->nr && !ret; i++) {
 		const struct np_ctl_stack *s = &t->s[i];
 		struct topview_sample ts = {
@@ -40,8 +49,8 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 
 			fr[k] = (struct np_frame){
 				.dso = f->dso,
-				/* an unnamed address is "[unknown]", as in-process */
-				.sym = f->sym ? f->sym : "[unknown]",
+				/* named as in-process: object+0xoffset */
+				.sym = f->sym ? f->sym : names[s->frames[k]],
 				.kernel = f->kernel,
 			};
 		}
@@ -49,6 +58,7 @@ int topview_load_stacks(struct topview *tv, const struct np_ctl_stacks *t)
 		ret = topview_add(tv, &ts);
 	}
 	free(fr);
+	free(names);
 	if (!ret && t->other) {
 		const struct topview_filter *f = topview_filter(tv);
 		struct np_frame rest = other;

@@ -6,6 +6,7 @@
  */
 #include <elf.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,7 +276,9 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 			return 0;
 		}
 		if (m) {
-			out->dso = m->name[0] ? m->name : "[anon]";
+			/* perf's side-band names anonymous memory "//anon" */
+			out->dso = m->name[0] && strcmp(m->name, "//anon") ?
+				   m->name : "[anon]";
 			out->offset = addr - m->start;
 		} else if (pr->nr) {
 			out->dso = NP_DSO_UNMAPPED;	/* maps known: not code */
@@ -295,6 +298,24 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	out->name = sym->name;
 	out->offset = vaddr - sym->start;
 	return 0;
+}
+
+const char *np_sym_unnamed(char *buf, size_t len, const char *dso,
+			   uint64_t offset)
+{
+	const char *base = dso && *dso ? dso : "[unknown]", *slash;
+	char off[24];
+	int room;
+
+	/* "[kernel.kallsyms]", "[anon]" stay whole; a path is its file name */
+	slash = base[0] == '[' ? NULL : strrchr(base, '/');
+	if (slash && slash[1])
+		base = slash + 1;
+	snprintf(off, sizeof(off), "+0x%" PRIx64, offset);
+	/* a long object name is cut, never the offset */
+	room = (int)len - (int)strlen(off) - 1;
+	snprintf(buf, len, "%.*s%s", room > 0 ? room : 0, base, off);
+	return buf;
 }
 
 int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,

@@ -41,6 +41,17 @@ static inline int np_sym_unmapped(const struct np_sym *s)
 	       !strcmp(s->dso, NP_DSO_UNMAPPED);
 }
 
+/* Room for a name from np_sym_unnamed(). */
+#define NP_SYM_UNNAMED_MAX	96
+/*
+ * The one name of a frame without a symbol, in every view and export:
+ * "object+0xoffset", object being the dso's file name ("libc.so.6",
+ * "[anon]", "[unknown]"), so that each address stays its own row and
+ * says where it is.  Returns buf.
+ */
+const char *np_sym_unnamed(char *buf, size_t len, const char *dso,
+			   uint64_t offset);
+
 struct np_symbolizer *np_symbolizer_new(char *err, size_t errlen);
 /* User mappings only (no kallsyms): what the unwinder keeps per process. */
 struct np_symbolizer *np_symbolizer_new_maps(char *err, size_t errlen);

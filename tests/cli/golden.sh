@@ -135,7 +135,7 @@ for name in report_callee_tree report_caller_tree report_tree_pruned report_chil
 done
 awk '
 	/^ *[0-9.]+% +[0-9]+ +[0-9]+ / { row = $NF; kernel = ($(NF-1) == "[k]") }
-	/^            [|` ]*`-- / && !kernel && row != "__libc_start_main" && row != "0x4f2a" && row != "std::vector<int>::push_back" { last[row] = $NF }
+	/^            [|` ]*`-- / && !kernel && row != "__libc_start_main" && row != "app+0x4f2a" && row != "std::vector<int>::push_back" { last[row] = $NF }
 	/^$/ && row != "" && !kernel && row != "__libc_start_main" && row in last && last[row] != "__libc_start_main" {
 		print "callee tree of " row " ends in " last[row]; bad = 1 }
 	/^            \|-- 57.59%  \[\.\] work$/ && row == "compute" { via_work = 1 }

@@ -202,20 +202,22 @@ static void test_ties_and_unnamed(void)
 	sample1(l, 10, 0, 7, "x", 0x30000, 0);
 	sample1(l, 10, 0, 7, "x", 0x10000, 0);
 	sample1(l, 10, 0, 7, "x", 0x20000, 0);
-	/* No symbol: grouped by dso, reported without sym. */
+	/* No symbol: a row per address, named object+0xoffset. */
 	sample1(l, 10, 0, 7, "x", 0x10, 0);
+	sample1(l, 10, 0, 7, "x", 0x20, 0);
 	sample1(l, 10, 0, 7, "x", 0x20, 0);
 	t = top(l, 10, 1, -1, -1, NULL, NP_CTL_SORT_SYM, 20);
 	t2 = top(l, 10, 1, -1, -1, NULL, NP_CTL_SORT_SYM, 20);
-	CHECK(t.nr == 4 && t2.nr == 4);
-	if (t.nr == 4) {
-		CHECK(t.e[0].samples == 2 && t.e[0].sym == NULL &&
-		      !strcmp(t.e[0].dso, "/bin/p7"));
-		for (uint32_t i = 0; i < 4 && i < t2.nr; i++)
+	CHECK(t.nr == 5 && t2.nr == 5);
+	if (t.nr == 5) {
+		CHECK(t.e[0].samples == 2 && t.e[0].sym &&
+		      !strcmp(t.e[0].sym, "p7+0x20") && !strcmp(t.e[0].dso, "/bin/p7"));
+		CHECK(t.e[4].samples == 1 && t.e[4].sym &&
+		      !strcmp(t.e[4].sym, "p7+0x10") && !strcmp(t.e[4].dso, "/bin/p7"));
+		for (uint32_t i = 0; i < 5 && i < t2.nr; i++)
 			CHECK(t.e[i].samples == t2.e[i].samples &&
 			      !strcmp(t.e[i].dso, t2.e[i].dso) &&
-			      (t.e[i].sym == t2.e[i].sym ||
-			       !strcmp(t.e[i].sym, t2.e[i].sym)));
+			      !strcmp(t.e[i].sym, t2.e[i].sym));
 	}
 	np_ctl_top_free(&t);
 	np_ctl_top_free(&t2);
@@ -575,6 +577,31 @@ static void test_stacks_view(void)
 	}
 	np_ctl_stacks_free(&c);
 	np_ctl_stacks_free(&t);
+
+	/*
+	 * Unnamed code in /bin/p3 at two offsets: two rows, named as report
+	 * and in-process top name them, not one "[unknown]" row.
+	 */
+	{
+		static const uint64_t a[] = { 0x100, 0x30000 }, b[] = { 0x200, 0x30000 };
+		struct npd_live *l3 = npd_live_new(10, fake_symbolize, NULL);
+
+		for (int i = 0; i < 3; i++)
+			sample_stack(l3, 10, 0, 3, "gamma", NULL, 0, a, 2);
+		sample_stack(l3, 10, 0, 3, "gamma", NULL, 0, b, 2);
+		t = stacks(l3, 10, 5, -1, -1, NULL, 100);
+		CHECK(roundtrip(&t, NULL, &c, err, sizeof(err)) == 0);
+		CHECK(topview_load_stacks(tv, &c) == 0);
+		topview_sort(tv, TOPVIEW_SORT_SELF);
+		r = find_row(tv, 3, "gamma", "p3+0x100");
+		CHECK(r && r->self == 3 && !strcmp(r->dso, "/bin/p3"));
+		r = find_row(tv, 3, "gamma", "p3+0x200");
+		CHECK(r && r->self == 1);
+		CHECK(!find_row(tv, 3, "gamma", "[unknown]"));
+		np_ctl_stacks_free(&c);
+		np_ctl_stacks_free(&t);
+		npd_live_free(l3);
+	}
 
 	/* Bounded reply: the remainder is one row, so shares stay shares. */
 	t = stacks(l, 10, 5, -1, -1, NULL, 1);

@@ -446,6 +446,17 @@ static void test_perf_map(void)
 	ev.mmap.filename = "//anon";
 	np_symbolizer_event(s, &ev);
 	expect(s, FAKE + 5, 0x7f0000003010, "jit_three", 0x10, mapf, "perf-map-append");
+	/* perf's "//anon" where the map has no name: "[anon]", as maps say */
+	{
+		char b[NP_SYM_UNNAMED_MAX];
+		struct np_sym sym;
+
+		CHECK(np_symbolize(s, FAKE + 5, 0x7f0000003800, 0, &sym) != 0);
+		CHECK(sym.dso && !strcmp(sym.dso, "[anon]") && !sym.name &&
+		      sym.offset == 0x800);
+		CHECK(!strcmp(np_sym_unnamed(b, sizeof(b), sym.dso, sym.offset),
+			      "[anon]+0x800"));
+	}
 	/* ... or a second later without one */
 	f = fopen(mapf, "a");
 	fputs("7f0000005000 100 jit_four\n", f);
@@ -453,6 +464,21 @@ static void test_perf_map(void)
 	usleep(1100 * 1000);
 	expect(s, FAKE + 5, 0x7f0000005010, "jit_four", 0x10, mapf, "perf-map-later");
 	unlink(mapf);
+}
+
+/* One name for unnamed code: object+0xoffset, the object's file name. */
+static void test_unnamed_name(void)
+{
+	char b[NP_SYM_UNNAMED_MAX], small[12];
+
+	CHECK(!strcmp(np_sym_unnamed(b, sizeof(b), "/usr/lib/x86_64-linux-gnu/libc.so.6",
+				     0x2b4e), "libc.so.6+0x2b4e"));
+	CHECK(!strcmp(np_sym_unnamed(b, sizeof(b), "[kernel.kallsyms]", 0xffffffff81000000),
+		      "[kernel.kallsyms]+0xffffffff81000000"));
+	CHECK(!strcmp(np_sym_unnamed(b, sizeof(b), NULL, 0x10), "[unknown]+0x10"));
+	/* a long object name is cut, never the offset */
+	CHECK(!strcmp(np_sym_unnamed(small, sizeof(small), "/lib/libverylong.so", 0x1234),
+		      "libv+0x1234"));
 }
 
 /* nothing known: never dropped */
@@ -466,6 +492,7 @@ static void test_unknown(void)
 }
 
 static const struct np_test_case cases[] = {
+	NP_CASE(test_unnamed_name),
 	NP_CASE(test_pie),
 	NP_CASE(test_nopie),
 	NP_CASE(test_dynsym),
