@@ -45,7 +45,10 @@ void usage_top(FILE *out)
 		"  -n, --rows N           rows to print with --stdio/--once (default %d)\n"
 		"  -K, --kernel           kernel frames only\n"
 		"  -U, --user             user frames only\n"
-		"  -s, --sort KEY         self (default), children, comm, dso, symbol, pid\n"
+		"  -s, --sort KEYS        what rows group by, as perf: a comma list of comm,\n"
+		"                         pid, tid, cpu, dso, sym (default comm,pid,dso,sym);\n"
+		"                         rows are ordered by self, or by children if the\n"
+		"                         list has 'children'\n"
 		"      --no-decay         start with decay off (key D toggles it)\n"
 		"      --stdio            print the table every refresh, no full screen\n"
 		"      --once             sample one period, print the table, exit\n"
@@ -326,6 +329,20 @@ static int top_with_daemon(struct top *t, const char *sock, int stdio, int once)
 	return ret;
 }
 
+/* Does a -s list (parsed already) name a key, not only an order? */
+static int names_a_key(const char *list)
+{
+	for (const char *p = list; *p; p += *p == ',') {
+		size_t n = strcspn(p, ",");
+
+		if (!(n == 4 && !strncmp(p, "self", 4)) &&
+		    !(n == 8 && (!strncmp(p, "children", 8) || !strncmp(p, "overhead", 8))))
+			return n > 0;
+		p += n;
+	}
+	return 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct np_backend_opts bo;
@@ -392,11 +409,17 @@ int cmd_top(int argc, char **argv)
 			if (cli_frames_option("top", opt, &t.filter))
 				return EXIT_USAGE;
 			break;
-		case 's':
-			if (topview_keys_parse(optarg, &t.keys, &t.sort, &sort_bad))
+		case 's': {
+			struct topview_keys k;
+
+			if (topview_keys_parse(optarg, &k, &t.sort, &sort_bad))
 				return cli_usage_error("top", "unknown sort key '%.*s'",
 						       (int)strcspn(sort_bad, ","), sort_bad);
+			/* an order alone (-s children) keeps top's rows per process */
+			if (names_a_key(optarg))
+				t.keys = k;
 			break;
+		}
 		case OPT_NO_DECAY:
 			t.decay = 0;
 			break;
