@@ -5,7 +5,8 @@
 # in a detached tmux: with -s cpu,comm,sym, hot_a makes one row per CPU
 # (two hot programs, one pinned to each of CPUs 0 and 1) and Enter
 # expands the row under the cursor only; with -s cpu a row without
-# callers or callees says so, and d and t say why they cannot zoom.
+# callers or callees says so, and d and t say why they cannot zoom; a
+# long object name is cut with a marker.
 #
 #   top_keys.sh NMIPROF HOT WORKDIR
 #
@@ -96,5 +97,18 @@ keys t
 wait_for 'rows are not per process'
 step "-s cpu: d and t say why they cannot zoom"
 keys q
+t kill-server
+
+# An object name longer than its column ends in the cut marker (..)
+LONG=$WORK/hot_program_with_a_long_name
+cp "$HOT" "$LONG"
+"$LONG" 10 >/dev/null 2>&1 &
+LPID=$!
+"$NMIPROF" top --once -d 2 -s dso,sym -p "$LPID" >"$WORK/long.out" 2>&1
+kill "$LPID" 2>/dev/null
+wait "$LPID" 2>/dev/null
+grep -Eq '  hot_program_with_a\.\.  \[\.\] hot_a$' "$WORK/long.out" ||
+	{ echo "FAIL: a long object name not cut with '..':"; cat "$WORK/long.out"; exit 1; }
+step "--stdio: a 28-character object name cut to 20 columns, ending in '..'"
 cleanup
 rm -rf "$WORK"
