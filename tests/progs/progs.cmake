@@ -80,6 +80,14 @@ endforeach()
 # (leaf functions included), unwind_qsort with them (libc has none).
 target_compile_options(prog_unwind_split PRIVATE -fomit-frame-pointer
   -momit-leaf-frame-pointer)
+# deep without frame pointers: bench_kmod_unwind's table walks against
+# deep's frame-pointer walks of the same depth.
+add_executable(prog_deep_nofp ${CMAKE_CURRENT_LIST_DIR}/deep.c)
+set_target_properties(prog_deep_nofp PROPERTIES
+  OUTPUT_NAME deep_nofp RUNTIME_OUTPUT_DIRECTORY ${NMIPROF_PROGS_DIR})
+target_compile_options(prog_deep_nofp PRIVATE -O2 -fomit-frame-pointer
+  -momit-leaf-frame-pointer -fno-inline-functions -U_GNU_SOURCE)
+nmiprof_prog_common(prog_deep_nofp)
 # unwind_dlopen's two libraries, one source (tests/progs/unwind_dlopen/).
 nmiprof_prog_options(unwind_dlopen LIBS ${CMAKE_DL_LIBS})
 foreach(_l a b)
