@@ -10,6 +10,8 @@ import os
 import re
 import sys
 
+from bench_common import median, reader
+
 res = sys.argv[1]
 kver = os.environ.get("BENCH_KVER", "?")
 host = {}
@@ -22,18 +24,7 @@ scenario = host.get("scenario", "bench_kmod")
 slowdown = scenario == "bench_kmod"  # bench_kmod_cost: handler cost only
 
 
-def read(name):
-    try:
-        return open(os.path.join(res, name), errors="replace").read()
-    except OSError:
-        missing.append(name)
-        return ""
-
-
-def median(v):
-    s = sorted(v)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+read = reader(res, missing)
 
 
 def pct(v, p):

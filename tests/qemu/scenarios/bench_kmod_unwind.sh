@@ -52,23 +52,12 @@ walks() { nmiprof status 2>/dev/null | sed -n 's/^unwind: *\([0-9]*\) walks.*/\1
 cost() {
 	echo "$3" >$P
 	_w0=$(walks)
-	_h=$(awk -v h="$KMOD_COST_HANDLER" '$3 == h { print $1; exit }' /proc/kallsyms)
-	echo >$TR/trace
-	echo "handler == 0x$_h" >$TR/events/nmi/nmi_handler/filter
-	echo 1 >$TR/events/nmi/nmi_handler/enable
+	kmod_trace_start
 	nmiprof record -o /tmp/c.prof --backend kmod -F 1000 -C 0 -- \
 		taskset -c 0 $2 40 600 >/dev/null 2>"$RESULTS/cost_$1.rec" ||
 		fail "record ($1): $(tail -n 1 "$RESULTS/cost_$1.rec")"
-	echo 0 >$TR/events/nmi/nmi_handler/enable
+	kmod_trace_save "cost_$1"
 	echo "walks $_w0 $(walks)" >"$RESULTS/cost_$1.walks"
-	awk -v h="nmi_handler: $KMOD_COST_HANDLER" 'index($0, h) {
-		match($0, /\[[0-9]+\]/)
-		cpu = substr($0, RSTART + 1, RLENGTH - 2) + 0
-		match($0, /delta_ns: -?[0-9]+/)
-		print cpu, substr($0, RSTART + 10, RLENGTH - 10), $NF
-	}' $TR/trace >"$RESULTS/cost_$1.ns"
-	echo >$TR/trace
-	echo 0 >$TR/events/nmi/nmi_handler/filter
 	nmiprof status >"$RESULTS/cost_$1.status" 2>&1
 	nmiprof export -i /tmp/c.prof --user -f folded -o "$RESULTS/cost_$1.folded" ||
 		fail "export ($1)"
