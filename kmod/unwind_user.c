@@ -42,6 +42,8 @@ MODULE_PARM_DESC(unwind_tables, "Walk user stacks with the loaded unwind tables 
 
 struct np_uw_ctx {
 	const struct np_uw_set *set;
+	const struct nmiprof_uw_map *m;		/* the last frame's mapping */
+	const struct np_uw_ktable *kt;		/* and its table, or NULL */
 	struct np_uwin w;
 	unsigned long lo;
 };
@@ -50,12 +52,18 @@ static int np_uw_find(void *c, __u64 ip, const struct nmiprof_uw_table **t,
 		      __u64 *bias)
 {
 	struct np_uw_ctx *x = c;
-	const struct nmiprof_uw_map *m = np_uw_set_find(x->set, ip);
-	const struct np_uw_ktable *kt;
+	const struct nmiprof_uw_map *m = x->m;
+	const struct np_uw_ktable *kt = x->kt;
 
-	if (!m)
-		return NMIPROF_UW_STOP_UNMAPPED;
-	kt = m->table ? np_uw_table_get(m->table) : NULL;
+	/* Callers are mostly in the object of their callee: no search. */
+	if (!m || ip < m->start || ip >= m->end) {
+		m = np_uw_set_find(x->set, ip);
+		if (!m)
+			return NMIPROF_UW_STOP_UNMAPPED;
+		kt = m->table ? np_uw_table_get(m->table) : NULL;
+		x->m = m;
+		x->kt = kt;
+	}
 	if (!kt)
 		return NMIPROF_UW_STOP_NO_TABLE;
 	*t = &kt->t;

@@ -56,6 +56,10 @@ int np_uw_walk(const struct np_uw_ops *ops, void *ctx,
 	__u64 ip = regs->ip, sp = regs->sp, bp = regs->bp;
 	int exact = 1;		/* ip is not a return address: look it up as is */
 	unsigned int n = 0;
+	/* the last row and the offsets it covers: recursion repeats pcs */
+	const struct nmiprof_uw_table *lt = 0;
+	const struct nmiprof_uw_row *lrow = 0;
+	__u64 lfrom = 0, lto = 0;
 
 	*nr = 0;
 	if (!max)
@@ -74,8 +78,18 @@ int np_uw_walk(const struct np_uw_ops *ops, void *ctx,
 			*nr = n > 1 ? n - 1 : n;
 			return NMIPROF_UW_STOP_UNMAPPED;
 		}
-		if (found == 0)
+		if (found == 0 && t == lt && pc - bias >= lfrom && pc - bias < lto) {
+			row = lrow;
+		} else if (found == 0) {
 			row = np_uw_find_row(t, pc - bias);
+			if (row) {
+				lt = t;
+				lrow = row;
+				lfrom = t->base + row->pc;
+				lto = row + 1 < rows_of(t) + t->nr_rows ?
+				      t->base + row[1].pc : t->base + t->size;
+			}
+		}
 		if (row)
 			kind = row->info & NMIPROF_UW_KIND_MASK;
 		exact = 0;
