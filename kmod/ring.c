@@ -6,16 +6,19 @@
  *
  * Writers run on the ring's own CPU, in NMI context (samples, lockup
  * reports) or in the watchdog's hrtimer (recovery records), which an NMI
- * may interrupt.  Reservation therefore follows
+ * may interrupt; lockup and recovery records only for a session owner
+ * older than ABI 1.3 (lockup_report.c), and like samples only between
+ * START's np_rings_reset() and STOP's np_rings_flush_lost().  Reservation therefore follows
  * kernel/events/ring_buffer.c: a local cmpxchg on the private head, a nest
  * counter, and the shared ctrl->head published only by the outermost
  * writer, once every nested record is complete.
  *
  * A full ring never overwrites unread data: the record is dropped and
  * counted, and a NMIPROF_REC_LOST record telling how many (and from which
- * seq) precedes the next record that fits.  So for every CPU
- *   produced == records consumed, and seq numbers seen + LOST.lost cover
- *   every seq exactly once.
+ * seq) precedes the next record that fits and that the outermost writer
+ * makes (see __np_ring_reserve()).  So for every CPU
+ *   produced == records consumed, LOST ones included, and seq numbers
+ *   seen + LOST.lost cover every seq exactly once.
  * A record never wraps: the gap up to the end of the data area is filled
  * with a NMIPROF_REC_PAD record instead.  A writer may reserve more than
  * it writes and give the rest back (np_ring_trim()); what a nested
@@ -125,7 +128,11 @@ void np_rings_free(void)
 	np_rings = NULL;
 }
 
-/* Empty every ring for a new session; no writer may be running. */
+/*
+ * Empty every ring for a new session.  No writer runs: sources are
+ * stopped and the watchdog writes rings only inside a session.  So the
+ * local_t updates from this CPU race with nobody.
+ */
 void np_rings_reset(unsigned long watermark)
 {
 	int cpu;
@@ -273,15 +280,22 @@ static void *__np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 			       u32 size, u64 seq, unsigned long headroom)
 {
 	unsigned long head, pos, need, pad, lost_sz, mask = r->size - 1;
+	bool outer;
 	u64 tail;
-	long lost;
 
 	h->ring = r;
 	h->rec = NULL;
-	local_inc(&r->nest);
+	outer = local_inc_return(&r->nest) == 1;
 	barrier();	/* (E) */
 
-	lost_sz = local_read(&r->lost_pending) ?
+	/*
+	 * Only the outermost writer reports drops: a nested one could come
+	 * between a drop's local_inc_return() of lost_pending and its store
+	 * of lost_seq, or between our read of lost_seq and our xchg.  As
+	 * nobody else then resets lost_pending, it stays non-zero for us,
+	 * and a nested drop leaves lost_seq alone.
+	 */
+	lost_sz = outer && local_read(&r->lost_pending) ?
 		  sizeof(struct nmiprof_lost) : 0;
 	tail = np_ring_tail(r);
 	do {
@@ -303,18 +317,14 @@ static void *__np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 	if (lost_sz) {
 		struct nmiprof_lost *l = r->data + (pos & mask);
 
-		/* A nested writer may have reported them already: pad. */
-		lost = local_xchg(&r->lost_pending, 0);
-		if (lost) {
-			np_ring_put_header(l, NMIPROF_REC_LOST, lost_sz);
-			l->seq = READ_ONCE(r->lost_seq);
-			l->time_ns = ktime_get_mono_fast_ns();
-			l->lost = lost;
-			l->cpu = r->cpu;
-			l->__pad = 0;
-		} else {
-			np_ring_put_header(l, NMIPROF_REC_PAD, lost_sz);
-		}
+		np_ring_put_header(l, NMIPROF_REC_LOST, lost_sz);
+		l->seq = READ_ONCE(r->lost_seq);
+		barrier();	/* lost_seq of the drops we take below */
+		l->lost = local_xchg(&r->lost_pending, 0);
+		l->time_ns = ktime_get_mono_fast_ns();
+		l->cpu = r->cpu;
+		l->__pad = 0;
+		local_inc(&r->produced);
 		pos += lost_sz;
 	}
 	h->rec = r->data + (pos & mask);
@@ -342,7 +352,9 @@ void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
 
 /*
  * Write the LOST record still owed for each ring, into the headroom kept
- * for it.  Only once every source is stopped: we run on another CPU.
+ * for it.  Only once every writer is stopped, the watchdog's included
+ * (np_session_stop()): we run on another CPU, and local_t operations are
+ * not atomic against that CPU's.
  */
 void np_rings_flush_lost(void)
 {

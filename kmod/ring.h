@@ -18,7 +18,10 @@ struct np_ring {
 	unsigned long	size;		/* data bytes, a power of two */
 	int		cpu;
 
-	/* Writer state; only the owning CPU touches these. */
+	/*
+	 * Writer state; only the owning CPU touches these, but for
+	 * np_rings_reset() and np_rings_flush_lost() while no writer runs.
+	 */
 	local_t		head;		/* bytes reserved, free running */
 	local_t		nest;		/* writers inside reserve..commit */
 	local_t		seq;		/* next sample sequence number */

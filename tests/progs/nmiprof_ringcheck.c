@@ -13,7 +13,8 @@
  * (or, with -S, stall and consume only after STOP), STOP, drain.  Every
  * record is validated (type, size, alignment, pads, seq strictly
  * increasing per CPU, LOST records accounting for every gap), then
- *   samples consumed + lost == seqs issued == ctrl->produced + ctrl->lost
+ *   samples consumed + lost == seqs issued, samples + LOST records ==
+ *   ctrl->produced, lost == ctrl->lost
  * is checked per CPU, and with -c (and no external NMIs) CPUs not named
  * must have no samples at all.  Samples are attributed to functions through
  * /proc/kallsyms (kernel) and this program's own ELF symbols (user).
@@ -1739,9 +1740,11 @@ int main(int argc, char **argv)
 			printf(" %llu", (unsigned long long)c->cost_hist[b]);
 		printf("\n");
 		/* Exact accounting, three ways. */
-		if (r->samples != r->ctrl->produced)
-			fail("cpu %d: consumed %llu != produced %llu", cpu,
-			     (unsigned long long)r->samples,
+		/* produced counts LOST records too (issue 14, section 7) */
+		if (r->samples + r->lost_records != r->ctrl->produced)
+			fail("cpu %d: consumed %llu + %llu LOST != produced %llu",
+			     cpu, (unsigned long long)r->samples,
+			     (unsigned long long)r->lost_records,
 			     (unsigned long long)r->ctrl->produced);
 		if (r->lost != r->ctrl->lost || r->lost != c->lost)
 			fail("cpu %d: LOST records say %llu, ctrl %llu, stats %llu",
