@@ -70,7 +70,8 @@ static void list_warn(void *arg, const char *msg)
 
 static void flags_str(uint32_t flags, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s", flags & NMIPROF_LF_HARD ? "hard" : "-",
+	snprintf(buf, len, "%s%s%s", flags & NMIPROF_LF_HARD ? "hard" : "-",
+		 flags & NMIPROF_LF_SILENT ? ",silent" : "",
 		 flags & NMIPROF_LF_RECOVERED ? ",recovered" : "");
 }
 

@@ -9,6 +9,13 @@
  * dropped: it is logged in full at once (the journal may survive what the
  * store did not), kept in memory and written again every
  * NPD_LOCKUP_RETRY_NS until it lands, with the time it was first seen.
+ *
+ * nmiprof.ko (ABI 1.3 on) keeps each report in its lockup queue until we
+ * acknowledge it, which we do once it is on disk: a report we could not
+ * store, or did not get to before we stopped, is handed out again, to us
+ * or to the next nmiprofd.  A report stored twice (we stopped between
+ * the write and the acknowledgement) lands in the same file: its name
+ * comes from the module's realtime stamp of the lockup.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,7 +37,7 @@
 struct npd_lockup_pending {
 	struct npd_lockup_pending *next;
 	struct np_lockup l;	/* l.kframes points to frames[] */
-	uint64_t wall_ns;	/* when it was drained */
+	uint64_t wall_ns;	/* when it happened, else when it was drained */
 	uint64_t frames[];
 };
 
@@ -98,12 +105,39 @@ static void npd_lockup_keep(struct nmiprofd *d, const struct np_lockup *l,
 	d->lockups.nr_pending++;
 }
 
+/* Stored: the module may drop its copy. */
+static void npd_lockup_ack(struct nmiprofd *d, const struct np_lockup *l)
+{
+	int rc;
+
+	if (!l->qid || !d->backend)
+		return;		/* not queued, or acknowledged by the next drain */
+	rc = np_backend_ack_lockup(d->backend, l->qid);
+	if (rc < 0 && rc != -ENOENT)
+		np_warn("lockup %" PRIu64 " on CPU %u stored, but the module still queues it: %s",
+			l->qid, l->cpu, strerror(-rc));
+}
+
+/* Is this queued report one we keep already?  The module hands it out
+ * again on every drain until it is acknowledged. */
+static int npd_lockup_kept(const struct nmiprofd *d, const struct np_lockup *l)
+{
+	const struct npd_lockup_pending *p;
+
+	for (p = d->lockups.pending; l->qid && p; p = p->next)
+		if (p->l.qid == l->qid)
+			return 1;
+	return 0;
+}
+
 int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l)
 {
-	uint64_t wall_ns = np_real_ns();
+	uint64_t wall_ns = l->real_ns ? l->real_ns : np_real_ns();
 	char id[NP_LOCKUP_ID_LEN], err[256];
 	int rc;
 
+	if (npd_lockup_kept(d, l))
+		return 0;
 	rc = npd_lockup_write(d, l, wall_ns, id, sizeof(id), err, sizeof(err));
 	if (rc < 0) {
 		np_err("LOCKUP on CPU %u could NOT be stored: %s; keeping it, retrying every %llu s",
@@ -112,6 +146,7 @@ int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l)
 		npd_lockup_keep(d, l, wall_ns);
 		return rc;
 	}
+	npd_lockup_ack(d, l);
 	d->n.lockups++;
 	if (d->fleet)
 		npd_fleet_kick(d->fleet);
@@ -139,6 +174,7 @@ void npd_lockups_retry(struct nmiprofd *d, int force)
 		}
 		np_warn("hard lockup on CPU %u (pid %u %.16s) stored late as %s",
 			p->l.cpu, p->l.pid, p->l.comm, id);
+		npd_lockup_ack(d, &p->l);
 		d->lockups.pending = p->next;
 		d->lockups.nr_pending--;
 		d->n.lockups++;

@@ -76,6 +76,7 @@ static const struct np_field np_lockup_fields[] = {
 	NP_ARRAY(nmiprof_lockup, "char", comm, 16),
 	NP_ARRAY(nmiprof_lockup, "u64", regs, 21),
 	NP_DATA_LOC(nmiprof_lockup, "u64", kstack),
+	NP_FIELD(nmiprof_lockup, "u64", real_ns, false),
 };
 
 struct np_event_desc {

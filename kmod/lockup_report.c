@@ -12,6 +12,8 @@
  *    addresses are found through the mod_tree and bpf_tree latch trees,
  *    which exist precisely so that NMIs can search them (checked in 6.1
  *    and 6.12; ftrace_mod_address_lookup() walks an RCU list);
+ *  - the record goes to the lockup queue (lockup_queue.c), which keeps
+ *    it until the daemon has stored it;
  *  - every line goes to the polled UART writer, which gets out even when
  *    the console cannot, and to printk(), which from NMI only stores the
  *    text in the lockless ringbuffer for whoever flushes next;
@@ -29,9 +31,11 @@
 #include <asm/unwind.h>
 #include <nmiprof/nmiprof_abi.h>
 
+#include "lockup_queue.h"
 #include "lockup_report.h"
 #include "nmi_uart.h"
 #include "ring.h"
+#include "session.h"
 #include "stats.h"
 
 #define NP_REPORT_FRAMES	NMIPROF_DEFAULT_FRAMES
@@ -43,6 +47,8 @@ struct np_report_buf {
 	u64		frames[NP_REPORT_FRAMES];
 	u8		stack[NP_REPORT_FRAMES];	/* enum stack_type */
 	struct pt_regs	entry;		/* see np_report_stack() */
+	/* the LOCKUP record, [0] for NMI, [1] for the hrtimer's */
+	u64		rec[2][NP_LQ_REC_MAX / sizeof(u64)];
 };
 
 static struct np_report_buf __percpu *np_report_bufs;
@@ -293,53 +299,72 @@ static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
 }
 
 /*
- * Start a NMIPROF_REC_LOCKUP in this CPU's ring, NULL when full.  The
- * ring's reserve/commit nest, so the hrtimer-context recovery record may
- * be interrupted by an NMI writing to the same ring.
+ * Start a NMIPROF_REC_LOCKUP about @cpu in this CPU's record buffer for
+ * this context: the NMI's, or the hrtimer's an NMI may interrupt.
  */
-static struct nmiprof_lockup *np_report_reserve(struct np_ring_handle *h,
-						u32 size, u64 stuck_ns,
-						u16 lockup_flags)
+static struct nmiprof_lockup *np_report_rec(int cpu, u32 nr, u64 stuck_ns,
+					    u16 lockup_flags)
 {
-	struct np_ring *r = np_ring_get(smp_processor_id());
-	struct nmiprof_lockup *rec;
-	u64 seq;
+	struct nmiprof_lockup *rec =
+		(void *)this_cpu_ptr(np_report_bufs)->rec[in_nmi() ? 0 : 1];
+	u32 size = sizeof(*rec) + nr * sizeof(u64);
 
-	if (!r)
-		return NULL;
-	seq = np_ring_next_seq(r);
-	rec = np_ring_reserve(h, r, size, seq);
-	if (!rec)
-		return NULL;
 	memset(rec, 0, sizeof(*rec));
 	rec->hdr.common_type = NMIPROF_REC_LOCKUP;
 	rec->hdr.common_size = size;
-	rec->seq = seq;
 	rec->time_ns = ktime_get_mono_fast_ns();
+	rec->real_ns = ktime_get_real_fast_ns();
 	rec->stuck_ns = stuck_ns;
-	rec->cpu = smp_processor_id();
+	rec->cpu = cpu;
 	rec->lockup_flags = lockup_flags;
+	rec->nr_kframes = nr;
 	rec->kstack = NMIPROF_LOC(sizeof(*rec), size - sizeof(*rec));
 	return rec;
+}
+
+/*
+ * Into the lockup queue, where the daemon finds it whenever it runs.  A
+ * session owner older than ABI 1.3 looks for it in this CPU's ring: a
+ * copy goes there too while such a session runs (np_session_stop()
+ * waits for us before it touches the rings).
+ */
+static void np_report_emit(struct nmiprof_lockup *rec)
+{
+	u32 size = rec->hdr.common_size;
+	struct np_ring_handle h;
+	struct nmiprof_lockup *copy;
+	struct np_ring *r;
+	u64 seq;
+
+	np_lq_add(rec);
+	/* Pairs with smp_store_release() in np_session_start(). */
+	if (!smp_load_acquire(&np_sess.ring_lockups) ||
+	    rec->cpu != smp_processor_id())
+		return;
+	r = np_ring_get(rec->cpu);
+	if (!r)
+		return;
+	seq = np_ring_next_seq(r);
+	copy = np_ring_reserve(&h, r, size, seq);
+	if (!copy)
+		return;
+	memcpy(copy, rec, size);
+	copy->seq = seq;
+	np_ring_commit(&h);
 }
 
 /* The report as a record, for the daemon and `nmiprof lockups`. */
 static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
 			     const u64 *frames, unsigned int nr)
 {
-	u32 size = sizeof(struct nmiprof_lockup) + nr * sizeof(u64);
 	struct nmiprof_lockup *rec;
 	struct nmiprof_regs *o;
-	struct np_ring_handle h;
 
-	rec = np_report_reserve(&h, size, stuck_ns, NMIPROF_LF_HARD);
-	if (!rec)
-		return;
+	rec = np_report_rec(smp_processor_id(), nr, stuck_ns, NMIPROF_LF_HARD);
 	rec->hdr.common_flags = NMIPROF_RF_IN_NMI |
 				(user_mode(regs) ? NMIPROF_RF_USER_MODE : 0);
 	rec->pid = task_tgid_nr(current);
 	rec->tid = task_pid_nr(current);
-	rec->nr_kframes = nr;
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 
 	o = &rec->regs;
@@ -353,7 +378,7 @@ static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
 	o->sp = regs->sp;	o->ss = regs->ss;
 
 	memcpy(rec + 1, frames, nr * sizeof(u64));
-	np_ring_commit(&h);
+	np_report_emit(rec);
 }
 
 void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
@@ -373,7 +398,7 @@ void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
 	if (locked)
 		np_uart_unlock();
 
-	this_cpu_inc(np_stats.lockups);
+	atomic64_inc(&this_cpu_ptr(&np_stats)->lockups);
 	np_report_record(regs, stuck_ns, frames, nr);
 }
 
@@ -399,22 +424,19 @@ void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
 	u32 ms = do_div(secs, NSEC_PER_SEC) / NSEC_PER_MSEC;
 	bool locked = np_uart_lock();
 	struct nmiprof_lockup *rec;
-	struct np_ring_handle h;
 
 	np_report_line(true, "nmiprof: CPU %d recovered after %llu.%03u s\n",
 		       smp_processor_id(), secs, ms);
 	if (locked)
 		np_uart_unlock();
 
-	rec = np_report_reserve(&h, sizeof(*rec), stuck_ns,
-				NMIPROF_LF_HARD | NMIPROF_LF_RECOVERED);
-	if (!rec)
-		return;
+	rec = np_report_rec(smp_processor_id(), 0, stuck_ns,
+			    NMIPROF_LF_HARD | NMIPROF_LF_RECOVERED);
 	rec->pid = pid;
 	rec->tid = tid;
 	if (comm)
 		memcpy(rec->comm, comm, sizeof(rec->comm));
-	np_ring_commit(&h);
+	np_report_emit(rec);
 }
 
 void np_report_silent(int cpu, u64 stuck_ns)
@@ -428,6 +450,7 @@ void np_report_silent(int cpu, u64 stuck_ns)
 		       cpu, secs, ms);
 	if (locked)
 		np_uart_unlock();
-	/* The owner is stuck and not in NMI: nobody else writes it now. */
-	per_cpu_ptr(&np_stats, cpu)->lockups++;
+	atomic64_inc(&per_cpu_ptr(&np_stats, cpu)->lockups);
+	np_report_emit(np_report_rec(cpu, 0, stuck_ns,
+				     NMIPROF_LF_HARD | NMIPROF_LF_SILENT));
 }

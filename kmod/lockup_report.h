@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The hard-lockup report: written by the stuck CPU itself, from NMI, to
- * the UART directly (nmi_uart.c), to printk and to the CPU's ring.
+ * the UART directly (nmi_uart.c), to printk and to the lockup queue.
  */
 #ifndef _NMIPROF_LOCKUP_REPORT_H
 #define _NMIPROF_LOCKUP_REPORT_H

@@ -22,6 +22,7 @@
 
 #include "entry_check.h"
 #include "format.h"
+#include "lockup_queue.h"
 #include "ring.h"
 #include "sample.h"
 #include "session.h"
@@ -54,6 +55,7 @@ static struct file *np_owner;		/* file that started the session */
 
 struct np_file {
 	bool hello;			/* NMIPROF_IOC_HELLO succeeded */
+	u32 minor;			/* the caller's ABI minor */
 	bool unwind;			/* loaded tables or set maps */
 };
 
@@ -93,6 +95,7 @@ static long np_ioc_hello(struct np_file *f, void __user *arg)
 	/* any minor: the caller reads records by their format text */
 	match = h.magic == NMIPROF_MAGIC &&
 		h.abi_version == NMIPROF_ABI_VERSION;
+	f->minor = h.abi_minor;
 	memset(&h, 0, sizeof(h));
 	h.magic = NMIPROF_MAGIC;
 	h.abi_version = NMIPROF_ABI_VERSION;
@@ -125,10 +128,11 @@ static long np_ioc_configure(void __user *arg)
 
 static long np_ioc_start(struct file *file)
 {
+	struct np_file *f = file->private_data;
 	long ret;
 
 	mutex_lock(&np_lock);
-	ret = np_session_start();
+	ret = np_session_start(f->minor < 3);
 	if (!ret)
 		np_owner = file;
 	mutex_unlock(&np_lock);
@@ -229,6 +233,9 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case NMIPROF_IOC_GET_WATCHDOG:
 	case NMIPROF_IOC_SET_WATCHDOG:
 		return np_wd_ioctl(cmd, uarg);
+	case NMIPROF_IOC_LOCKUP_READ:
+	case NMIPROF_IOC_LOCKUP_ACK:
+		return np_lq_ioctl(cmd, uarg);
 	case NMIPROF_IOC_UW_LOAD:
 	case NMIPROF_IOC_UW_DROP:
 	case NMIPROF_IOC_UW_SET_MAPS:
@@ -319,7 +326,7 @@ static int __init np_init(void)
 		ring_kb, np_nested_nmi_safe ? "found" : "missing");
 	if (autostart) {
 		mutex_lock(&np_lock);
-		ret = np_session_start();
+		ret = np_session_start(true);
 		mutex_unlock(&np_lock);
 		if (ret)
 			pr_warn("nmiprof: autostart failed: %d\n", ret);

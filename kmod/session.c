@@ -171,7 +171,11 @@ static int np_pick_source(void)
 	}
 }
 
-int np_session_start(void)
+/*
+ * @ring_lockups: the owner predates ABI 1.3 and its lockup queue, and
+ * reads LOCKUP records from the rings.
+ */
+int np_session_start(bool ring_lockups)
 {
 	int ret;
 
@@ -206,6 +210,8 @@ int np_session_start(void)
 	if (ret < 0)
 		goto err_ipi;
 	np_hp_state = ret;
+	/* The watchdog writes the rings from now on: after the reset. */
+	smp_store_release(&np_sess.ring_lockups, ring_lockups);
 	if (np_start_err) {
 		ret = np_start_err;
 		np_session_stop();
@@ -232,6 +238,7 @@ void np_session_stop(void)
 {
 	if (!np_session_running())
 		return;
+	WRITE_ONCE(np_sess.ring_lockups, false);
 	if (np_sess.source == NMIPROF_SRC_IPI)
 		np_ipi_quiesce();
 	/* Runs np_cpu_offline() on every online CPU: timers and events go. */
@@ -242,7 +249,10 @@ void np_session_stop(void)
 	if (np_ext_on)
 		np_ext_stop();
 	np_ext_on = false;
-	/* NMI handlers are RCU readers: none is still writing a ring. */
+	/*
+	 * NMI handlers and the watchdog's hrtimer are RCU readers: none
+	 * is still writing a ring, and none will again.
+	 */
 	synchronize_rcu();
 	np_rings_flush_lost();
 	/* Let a reader drain what is left. */

@@ -21,6 +21,7 @@ struct np_session {
 	bool		user_regs;
 	bool		external;	/* sample unclaimed NMIs too */
 	u32		source;		/* enum nmiprof_source in use */
+	bool		ring_lockups;	/* LOCKUP records in the rings too */
 	cpumask_var_t	cpus;		/* CPUs to sample */
 };
 
@@ -31,7 +32,7 @@ struct nmiprof_config;
 int np_session_init(u32 freq_hz, u32 source, bool user_stacks);
 void np_session_exit(void);
 int np_session_configure(const struct nmiprof_config *cfg);
-int np_session_start(void);
+int np_session_start(bool ring_lockups);
 void np_session_stop(void);
 bool np_session_running(void);
 

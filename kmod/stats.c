@@ -15,13 +15,17 @@
 
 DEFINE_PER_CPU(struct np_cpu_stats, np_stats);
 
-/* Only called while no source is running (see np_session_start()). */
+/*
+ * Only called while no source is running (see np_session_start()); the
+ * watchdog may, so its lockup count is left alone.
+ */
 void np_stats_reset(void)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(&np_stats, cpu), 0, sizeof(np_stats));
+		memset(per_cpu_ptr(&np_stats, cpu), 0,
+		       offsetof(struct np_cpu_stats, lockups));
 }
 
 void np_stats_read(int cpu, struct nmiprof_cpu_stats *out)
@@ -39,6 +43,6 @@ void np_stats_read(int cpu, struct nmiprof_cpu_stats *out)
 	out->cost_sum_ns = READ_ONCE(s->cost_sum_ns);
 	for (i = 0; i < NMIPROF_HIST_BUCKETS; i++)
 		out->cost_hist[i] = READ_ONCE(s->cost_hist[i]);
-	out->lockups = READ_ONCE(s->lockups);
+	out->lockups = atomic64_read(&s->lockups);
 	out->lost = np_ring_lost(cpu);
 }

@@ -18,7 +18,10 @@ struct np_cpu_stats {
 	u64 cost_sum_ns;
 	u64 cost_nr;		/* handler runs: samples written + lost */
 	u64 cost_hist[NMIPROF_HIST_BUCKETS];
-	u64 lockups;
+	/* Last, kept by np_stats_reset(): since load.  A buddy counts a
+	 * silent CPU's, so atomic.
+	 */
+	atomic64_t lockups;
 };
 
 DECLARE_PER_CPU(struct np_cpu_stats, np_stats);

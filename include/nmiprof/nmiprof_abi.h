@@ -40,7 +40,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	2	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	3	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -147,10 +147,12 @@ struct nmiprof_lockup {
 	struct nmiprof_regs regs;
 	__u32 kstack;		/* __data_loc u64[] */
 	__u32 __pad;
+	__u64 real_ns;		/* CLOCK_REALTIME of time_ns (minor 3) */
 };
 
 #define NMIPROF_LF_HARD		(1U << 0)
 #define NMIPROF_LF_RECOVERED	(1U << 1)
+#define NMIPROF_LF_SILENT	(1U << 2) /* no answer to NMIs (minor 3) */
 
 /* ------------------------------------------------------------------ */
 /* Per-CPU ring                                                       */
@@ -178,7 +180,7 @@ struct nmiprof_ring_ctrl {
 	__u64 data_size;
 	__u64 head;		/* written by the module */
 	__u64 tail;		/* written by the consumer */
-	__u64 produced;		/* records written (excluding pads) */
+	__u64 produced;		/* records written, LOST included, pads not */
 	__u64 lost;		/* records dropped because the ring was full */
 	__u64 watermark;	/* bytes pending before poll() wakes */
 	__u64 __reserved[8];
@@ -251,7 +253,7 @@ struct nmiprof_cpu_stats {
 	__u64 cost_max_ns;
 	__u64 cost_sum_ns;	/* average = sum / samples */
 	__u64 cost_hist[NMIPROF_HIST_BUCKETS];
-	__u64 lockups;
+	__u64 lockups;		/* reported since load, not per session */
 	__u64 __reserved[4];
 };
 
@@ -296,6 +298,30 @@ struct nmiprof_watchdog {
 /* flags */
 #define NMIPROF_WF_ALL_CPU_BT	(1U << 0) /* every CPU prints its backtrace */
 #define NMIPROF_WF_PANIC	(1U << 1) /* panic after the report */
+
+/*
+ * The lockup queue (minor 3): every LOCKUP record the watchdog writes
+ * (hard, silent, recovered) is kept by the module from load to unload,
+ * whether or not a session runs, until a reader acknowledges it.  Peers
+ * of minor 3 on find LOCKUP records only here, never in the rings.
+ * LOCKUP_READ copies the queued record with the lowest id above @after
+ * (ids are unique for the module's life, in the order the records were
+ * started, not finished: read again from 0 to see every record still
+ * queued).  LOCKUP_ACK removes one, once the reader has stored it
+ * durably.  A full queue keeps what it holds and counts what it drops.
+ */
+struct nmiprof_lockup_read {
+	__u64 after;		/* in: id; 0 for the first */
+	__u64 buf;		/* in: user pointer to a LOCKUP record */
+	__u32 len;		/* in: its size; out: the record's size */
+	__u32 __pad;		/* must be zero */
+	__u64 id;		/* out: the record's id; 0: none above @after */
+	__u64 dropped;		/* out: records dropped, queue full, since load */
+	__u64 __reserved[4];	/* must be zero */
+};
+
+#define NMIPROF_IOC_LOCKUP_READ	_IOWR(NMIPROF_IOC_MAGIC, 7, struct nmiprof_lockup_read)
+#define NMIPROF_IOC_LOCKUP_ACK	_IOW(NMIPROF_IOC_MAGIC, 8, __u64)
 
 #define NMIPROF_IOC_GET_WATCHDOG _IOR(NMIPROF_IOC_MAGIC, 16, struct nmiprof_watchdog)
 #define NMIPROF_IOC_SET_WATCHDOG _IOW(NMIPROF_IOC_MAGIC, 17, struct nmiprof_watchdog)

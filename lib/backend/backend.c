@@ -130,6 +130,11 @@ int np_backend_stats(struct np_backend *b, struct np_backend_stats *st)
 	return b->ops->stats(b, st);
 }
 
+int np_backend_ack_lockup(struct np_backend *b, uint64_t qid)
+{
+	return b->ops->ack_lockup ? b->ops->ack_lockup(b, qid) : -EOPNOTSUPP;
+}
+
 const char *np_backend_name(const struct np_backend *b)
 {
 	return b->ops->name;

@@ -11,6 +11,10 @@
  * events see them) are dropped here.  User frames are symbolized from a
  * perf side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings;
  * the same events keep the module's unwind tables current (kmod_unwind.c).
+ *
+ * Lockups come from the module's lockup queue (ABI 1.3), not the rings:
+ * every one it still holds, of any CPU, reported before we started too,
+ * each drain, until the consumer acknowledges it (np_backend_ack_lockup).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +56,9 @@ struct kmod_backend {
 	uint64_t mask[NR_MASK_BITS / 64];
 	struct kcpu *cpus;	/* hello.nr_cpu_ids entries */
 	uint64_t sb_lost, filtered;
+	uint64_t lq_dropped;	/* the module's queue was full */
+	uint64_t lq_rec[(sizeof(struct nmiprof_lockup) +
+			 NMIPROF_MAX_FRAMES * 8) / 8];
 	np_event_fn fn;		/* pid filter trampoline */
 	void *arg;
 	/* with a pid: its descendants seen so far, and pids known not to be */
@@ -376,6 +383,53 @@ static int unwind_tap(const struct np_event *ev, void *arg)
 	return kb->ufn(ev, kb->uarg);
 }
 
+struct lq_tap {
+	np_event_fn fn;
+	void *arg;
+	uint64_t qid;
+};
+
+static int lq_tap(const struct np_event *ev, void *arg)
+{
+	struct lq_tap *t = arg;
+	struct np_event e = *ev;
+
+	if (e.type != NP_EV_LOCKUP)
+		return 0;
+	e.lockup.qid = t->qid;
+	return t->fn(&e, t->arg);
+}
+
+/* Every lockup the module's queue holds, oldest first. */
+static int drain_lockups(struct kmod_backend *kb, np_event_fn fn, void *arg)
+{
+	struct lq_tap tap = { .fn = fn, .arg = arg };
+	struct nmiprof_lockup_read rd;
+	int n = 0;
+
+	if (kb->hello.abi_minor < 3)
+		return 0;	/* an older module puts them in the rings */
+	memset(&rd, 0, sizeof(rd));
+	for (;;) {
+		rd.buf = (uintptr_t)kb->lq_rec;
+		rd.len = sizeof(kb->lq_rec);
+		/* Sampling goes on; the queue keeps them for the next drain. */
+		if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_LOCKUP_READ, &rd) < 0 &&
+		    errno != ENOSPC)
+			return n;
+		kb->lq_dropped = rd.dropped;
+		if (!rd.id)
+			return n;
+		rd.after = rd.id;
+		if (rd.len > sizeof(kb->lq_rec))
+			continue;	/* more frames than the ABI allows */
+		tap.qid = rd.id;
+		if (np_format_decode(kb->fmt, kb->lq_rec, rd.len, lq_tap, &tap) > 0)
+			return n + 1;
+		n++;
+	}
+}
+
 static int kmod_drain(struct np_backend *b, np_event_fn fn, void *arg)
 {
 	struct kmod_backend *kb = (struct kmod_backend *)b;
@@ -402,7 +456,16 @@ static int kmod_drain(struct np_backend *b, np_event_fn fn, void *arg)
 					    &stopped);
 	if (kb->uw)
 		np_kmod_unwind_flush(kb->uw);
+	if (!stopped)
+		n += drain_lockups(kb, fn, arg);
 	return n;
+}
+
+static int kmod_ack_lockup(struct np_backend *b, uint64_t qid)
+{
+	struct kmod_backend *kb = (struct kmod_backend *)b;
+
+	return kb->sys->ioctl(kb->fd, NMIPROF_IOC_LOCKUP_ACK, &qid) < 0 ? -errno : 0;
 }
 
 static int kmod_stats(struct np_backend *b, struct np_backend_stats *st)
@@ -438,6 +501,7 @@ static int kmod_stats(struct np_backend *b, struct np_backend_stats *st)
 	if (st->cost_min_ns == UINT64_MAX)
 		st->cost_min_ns = 0;
 	st->cost_avg_ns = st->samples ? sum / st->samples : 0;
+	st->lockups_dropped = kb->lq_dropped;
 	if (kb->uw)
 		np_kmod_unwind_stats(kb->uw, st);
 	free(cs);
@@ -471,6 +535,7 @@ static const struct np_backend_ops kmod_ops = {
 	.poll = kmod_poll,
 	.drain = kmod_drain,
 	.stats = kmod_stats,
+	.ack_lockup = kmod_ack_lockup,
 	.close = kmod_close,
 };
 

@@ -55,6 +55,7 @@ struct np_backend_stats {
 	const char *note;	/* one line: what is left out and why, or NULL */
 	int kernel_excluded;	/* user space only (perf_event_paranoid) */
 	uint64_t samples, lost;
+	uint64_t lockups_dropped;	/* kmod: the module's queue was full */
 	uint32_t nr_cpus;
 	uint64_t ring_bytes;	/* data bytes of each CPU's ring */
 	int nested_nmi_safe;	/* kmod only; -1 when unknown */
@@ -89,6 +90,12 @@ int np_backend_poll(struct np_backend *b, int timeout_ms);
 /* Deliver every pending event in order per CPU; returns events or -errno. */
 int np_backend_drain(struct np_backend *b, np_event_fn fn, void *arg);
 int np_backend_stats(struct np_backend *b, struct np_backend_stats *st);
+/*
+ * A lockup event with a qid was stored durably: the module may forget
+ * it.  Until then it hands it out again, to this backend's next drain
+ * and to the next process that opens one.  0 or -errno.
+ */
+int np_backend_ack_lockup(struct np_backend *b, uint64_t qid);
 const char *np_backend_name(const struct np_backend *b);
 void np_backend_close(struct np_backend *b);
 

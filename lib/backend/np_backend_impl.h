@@ -18,6 +18,7 @@ struct np_backend_ops {
 	int (*poll)(struct np_backend *b, int timeout_ms);
 	int (*drain)(struct np_backend *b, np_event_fn fn, void *arg);
 	int (*stats)(struct np_backend *b, struct np_backend_stats *st);
+	int (*ack_lockup)(struct np_backend *b, uint64_t qid);	/* optional */
 	void (*close)(struct np_backend *b);
 };
 

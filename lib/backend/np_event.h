@@ -61,6 +61,8 @@ struct np_lost {
 
 struct np_lockup {
 	uint64_t time_ns, stuck_ns;
+	uint64_t real_ns;	/* CLOCK_REALTIME of time_ns; 0: unknown */
+	uint64_t qid;		/* id in the module's lockup queue; 0: none */
 	uint32_t cpu, pid, tid, flags;
 	char comm[NMIPROF_COMM_LEN];
 	struct nmiprof_regs regs;

@@ -19,7 +19,7 @@
 
 enum fld {
 	F_FLAGS, F_SEQ, F_TIME, F_IP, F_CPU, F_PID, F_TID, F_COMM,
-	F_KSTACK, F_USTACK, F_LOST, F_STUCK, F_LFLAGS, F_REGS, NR_FLD
+	F_KSTACK, F_USTACK, F_LOST, F_STUCK, F_LFLAGS, F_REGS, F_REAL, NR_FLD
 };
 
 static const char *const fld_name[NR_FLD] = {
@@ -27,7 +27,7 @@ static const char *const fld_name[NR_FLD] = {
 	[F_IP] = "ip", [F_CPU] = "cpu", [F_PID] = "pid", [F_TID] = "tid",
 	[F_COMM] = "comm", [F_KSTACK] = "kstack", [F_USTACK] = "ustack",
 	[F_LOST] = "lost", [F_STUCK] = "stuck_ns", [F_LFLAGS] = "lockup_flags",
-	[F_REGS] = "regs",
+	[F_REGS] = "regs", [F_REAL] = "real_ns",
 };
 
 #define BIT(f) (1u << (f))
@@ -489,6 +489,7 @@ int np_format_decode(struct np_format *f, const void *r, size_t size,
 		ev.type = NP_EV_LOCKUP;
 		ev.lockup.time_ns = v[F_TIME];
 		ev.lockup.stuck_ns = v[F_STUCK];
+		ev.lockup.real_ns = v[F_REAL];
 		ev.lockup.cpu = v[F_CPU];
 		ev.lockup.pid = v[F_PID];
 		ev.lockup.tid = v[F_TID];

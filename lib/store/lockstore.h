@@ -19,7 +19,8 @@
 
 struct np_lockup_rec {
 	char id[NP_LOCKUP_ID_LEN];	/* for `nmiprof lockups show ID` */
-	uint64_t wall_ns;		/* CLOCK_REALTIME when stored */
+	uint64_t wall_ns;		/* CLOCK_REALTIME of the lockup, or
+					 * when stored (modules before 1.3) */
 	uint64_t time_ns, stuck_ns;	/* from the module (monotonic) */
 	uint32_t cpu, pid, tid, flags;	/* flags: NMIPROF_LF_* */
 	char comm[NMIPROF_COMM_LEN + 1];
