@@ -9,6 +9,7 @@
  *   2  NMIs: samples (np_sample(): reserve the most, trim, commit)
  *   3  an NMI let in by the iret of a fault or kprobe inside 2: the
  *      watchdog's LOCKUP record, which is not under the sampler's latch
+ * (1 and 3 only for a session owner of ABI minor < 3, lockup_report.c)
  * The consumer runs on another CPU at any time.  At the end, with every
  * writer stopped, np_rings_flush_lost() runs on a third CPU while the
  * consumer drains.
@@ -20,17 +21,17 @@
  * (E)-(G) of ring.c's ordering table are what make the code behave so.
  * Sizes are in units of 8 bytes scaled down: a LOST record is 2, a ring
  * 16 that starts half full of unread data, so pads, wrap-around, full
- * rings, drops and LOST records all happen.  One path is not reached at
- * this size: the PAD a writer leaves when a nested one wrote the LOST
- * record it had made room for.  -DNMI_RUNS=2 adds a second sample: 5
+ * rings, drops and LOST records all happen.  -DNMI_RUNS=2 adds a second sample: 5
  * million states, too slow for the suite, which runs it with
  * -DNO_NESTED (no NMI inside a sample; 0.23 million).
  *
  * Checked: a record is read only once complete and never overwritten
  * before it is read; every sequence number is consumed exactly once or
  * dropped exactly once, and the LOST records count the dropped ones
- * (produced = consumed + lost); nest returns to 0 and the last head is
- * published; no deadlock (no invalid end state).
+ * (seqs = consumed + lost); each LOST record names the first seq dropped
+ * since the previous one; produced counts every record read, LOST ones
+ * included; nest returns to 0 and the last head is published; no
+ * deadlock (no invalid end state).
  *
  * Deliberate bugs:
  * -DBUG_NO_RECHECK  publish does not re-read head after nest = 0 (G):
@@ -48,17 +49,18 @@
  *                   instead of a cmpxchg: a record a nested writer
  *                   reserved in between is overwritten.
  * -DSTOP_RACE       np_rings_flush_lost() on another CPU while the
- *                   watchdog's writers still run, as they do at STOP
- *                   today (issue 14, section 2), its local_t updates
- *                   unlocked against theirs.  Fails: first found, a
+ *                   watchdog's writers still run, as they did at STOP
+ *                   before issue 14, section 2 (they now stop with the
+ *                   session), its local_t updates unlocked against
+ *                   theirs.  Fails: first found, a
  *                   RECOVERED record dropped after the flush is left in
  *                   lost_pending, reported by no LOST record.
- * -DCHECK_LOST_SEQ  also check that LOST.seq is the first record dropped
- *                   since the previous LOST record.  Fails today (issue
- *                   14, section 7): a nested writer can emit the LOST
- *                   record between the outer drop's local_inc_return()
- *                   of lost_pending and its store of lost_seq, with the
- *                   previous episode's seq.
+ * -DBUG_NESTED_LOST the LOST record as before issue 14, section 7: any
+ *                   writer, nested too, writes it, and reads lost_seq
+ *                   after its xchg of lost_pending.  A nested writer
+ *                   emits it between a drop's local_inc_return() and
+ *                   its store of lost_seq, with the previous episode's
+ *                   seq.
  */
 #define RING		16	/* r->size */
 #define MASK		15
@@ -93,7 +95,7 @@ bool unmasked[4];
 /* Ghosts */
 byte cons_read;			/* consumer has read everything below */
 bool seen[NSEQ], dropped[NSEQ];
-byte consumed, lost_counted, first_drop = 255;
+byte consumed, lost_counted, lost_recs, first_drop = 255;
 bool writers_done, stopped;
 byte wdone;
 
@@ -168,7 +170,12 @@ inline reserve(size, headroom, sq)
 {
 	ok = false;
 	INC(nest);				/* (E) after it */
+#ifdef BUG_NESTED_LOST
 	lost_sz = (lost_pending > 0 -> LOSTSZ : 0);
+#else
+	/* local_inc_return(&r->nest) == 1: the outermost writer only */
+	lost_sz = (nest == 1 && lost_pending > 0 -> LOSTSZ : 0);
+#endif
 	t = ctrl_tail;				/* (A) np_ring_tail() */
 	/*
 	 * r_tail and pub_head are written by this CPU's writers only, and
@@ -229,18 +236,23 @@ inline reserve(size, headroom, sq)
 		fi;
 		if
 		:: lost_sz > 0 ->
-			/* local_xchg(): a nested writer may have reported them */
+#ifndef BUG_NESTED_LOST
+			ls = lost_seq;		/* READ_ONCE(r->lost_seq) */
+#endif
+			/* local_xchg() */
 			d_step { nl = lost_pending; lost_pending = 0;
 				 fd = first_drop; first_drop = 255 };
+#ifdef BUG_NESTED_LOST
+			/* a nested writer may have reported them */
 			if
-			:: nl > 0 ->
-				ls = lost_seq;	/* READ_ONCE(r->lost_seq) */
-#ifdef CHECK_LOST_SEQ
-				assert(ls == fd);
-#endif
-				PUT(pos, LOST, lost_sz, ls, nl)
-			:: else -> PUT(pos, PAD, lost_sz, 0, 0)
+			:: nl > 0 -> ls = lost_seq
+			:: else -> PUT(pos, PAD, lost_sz, 0, 0); goto lostdone
 			fi;
+#endif
+			assert(nl > 0 && ls == fd);
+			PUT(pos, LOST, lost_sz, ls, nl);
+			INC(produced);
+lostdone:
 			pos = pos + lost_sz
 		:: else
 		fi;
@@ -406,7 +418,8 @@ proctype consumer()
 					seen[c_seq[p]] = true;
 					consumed++
 				:: c_type[p] == LOST ->
-					lost_counted = lost_counted + c_lost[p]
+					lost_counted = lost_counted + c_lost[p];
+					lost_recs++
 				:: else
 				fi;
 				t = t + sz;
@@ -447,6 +460,6 @@ init
 	:: i < seq -> assert(seen[i] != dropped[i]); i++
 	:: else -> break
 	od;
-	assert(produced == consumed && consumed + lost == seq);
+	assert(produced == consumed + lost_recs && consumed + lost == seq);
 	assert(lost_counted == lost)
 }

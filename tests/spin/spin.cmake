@@ -16,6 +16,10 @@ nmiprof_spin(spin_ring_two_samples ring.pml pass -DNMI_RUNS=2 -DNO_NESTED)
 nmiprof_spin(spin_ring_bug_no_recheck ring.pml bug -DBUG_NO_RECHECK)
 nmiprof_spin(spin_ring_bug_early_head ring.pml bug -DBUG_EARLY_HEAD)
 nmiprof_spin(spin_ring_bug_trim_store ring.pml bug -DBUG_TRIM_STORE)
+# Issue 14: the LOST record written by nested writers too, and STOP's
+# flush while the watchdog still writes the rings.
+nmiprof_spin(spin_ring_bug_nested_lost ring.pml bug -DBUG_NESTED_LOST)
+nmiprof_spin(spin_ring_bug_stop_race ring.pml bug -DSTOP_RACE)
 # What the compiler could do before (E) sat at publish's retry label.
 nmiprof_spin(spin_ring_bug_hoist_head ring.pml bug -DBUG_HOIST_HEAD -DNMI_RUNS=2
   -DNO_NESTED)
