@@ -57,7 +57,11 @@ for name, what in (("fp", "deep, frame-pointer walks (unwind_tables=0)"),
     fr, n = frames("cost_%s.folded" % name)
     w = read("cost_%s.walks" % name).split()
     walks = int(w[2]) - int(w[1]) if len(w) == 3 and w[1].isdigit() and w[2].isdigit() else "?"
-    cost[name] = median(v)
+    if name.startswith("table") and walks == 0:
+        # the job's mapping set never took effect: no table walk measured
+        missing.append("table walks in the %s run" % name)
+    else:
+        cost[name] = median(v)
     out.append("    %-11s %-44s n %5d median %6d mean %6.0f  user frames/sample %.1f%s" % (
         name, what, len(v), median(v), sum(v) / len(v), fr,
         "  table walks meanwhile %s" % walks))
