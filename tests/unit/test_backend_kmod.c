@@ -52,8 +52,18 @@ struct moved_sample {
 	__u32 ustack_raw;
 };
 
+/* A queued LOCKUP record with two frames. */
+struct fake_lockup {
+	struct nmiprof_lockup rec;
+	__u64 frames[2];
+	__u64 id;
+	int acked;
+};
+
 static struct {
 	int abi;		/* ABI the fake module speaks */
+	int lockups;		/* describes LOCKUP records, has a queue */
+	struct fake_lockup lq[2];
 	uint32_t minor;		/* its minor */
 	int moved;		/* its samples are struct moved_sample */
 	uint32_t caller_minor;	/* what HELLO was told */
@@ -82,7 +92,8 @@ static int format_text(uint32_t type, char *buf, size_t len)
 #define LOC(st, ty, f) n += snprintf(buf + n, len - n, "\tfield:__data_loc " ty "[] " #f ";\toffset:%zu;\tsize:4;\tsigned:0;\n", \
 				      offsetof(struct st, f))
 	int n = snprintf(buf, len, "name: %s\nID: %u\nformat:\n",
-			 type == NMIPROF_REC_SAMPLE ? "sample" : "lost", type);
+			 type == NMIPROF_REC_SAMPLE ? "sample" :
+			 type == NMIPROF_REC_LOST ? "lost" : "lockup", type);
 
 	FLD(nmiprof_rec_header, "unsigned short", common_type);
 	FLD(nmiprof_rec_header, "unsigned short", common_flags);
@@ -109,6 +120,17 @@ static int format_text(uint32_t type, char *buf, size_t len)
 		FLD(moved_sample, "u64", cgroup_id);
 	} else if (type == NMIPROF_REC_SAMPLE) {
 		SAMPLE_FIELDS(nmiprof_sample);
+	} else if (type == NMIPROF_REC_LOCKUP) {
+		FLD(nmiprof_lockup, "u64", seq);
+		FLD(nmiprof_lockup, "u64", time_ns);
+		FLD(nmiprof_lockup, "u64", stuck_ns);
+		FLD(nmiprof_lockup, "u32", cpu);
+		FLD(nmiprof_lockup, "u32", pid);
+		FLD(nmiprof_lockup, "u32", tid);
+		FLD(nmiprof_lockup, "u16", nr_kframes);
+		FLD(nmiprof_lockup, "u16", lockup_flags);
+		LOC(nmiprof_lockup, "u64", kstack);
+		FLD(nmiprof_lockup, "u64", real_ns);
 	} else {
 		FLD(nmiprof_lost, "u64", seq);
 		FLD(nmiprof_lost, "u64", time_ns);
@@ -154,7 +176,8 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		int len;
 
 		dev.format_calls++;
-		if (r->type == NMIPROF_REC_LOCKUP || r->type >= NMIPROF_REC_MAX) {
+		if ((r->type == NMIPROF_REC_LOCKUP && !dev.lockups) ||
+		    r->type >= NMIPROF_REC_MAX) {
 			errno = EINVAL;	/* a module without the watchdog */
 			return -1;
 		}
@@ -173,6 +196,31 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 	case NMIPROF_IOC_CONFIGURE:
 		dev.cfg = *(struct nmiprof_config *)arg;
 		return 0;
+	case NMIPROF_IOC_LOCKUP_READ: {
+		/* as kmod/lockup_queue.c: the lowest id above rd->after */
+		struct nmiprof_lockup_read *rd = arg;
+		struct fake_lockup *best = NULL;
+
+		for (int i = 0; dev.lockups && i < 2; i++)
+			if (!dev.lq[i].acked && dev.lq[i].id > rd->after &&
+			    (!best || dev.lq[i].id < best->id))
+				best = &dev.lq[i];
+		rd->id = best ? best->id : 0;
+		rd->dropped = 3;
+		rd->len = best ? sizeof(best->rec) + sizeof(best->frames) : 0;
+		if (best)
+			memcpy((void *)(uintptr_t)rd->buf, best, rd->len);
+		return 0;
+	}
+	case NMIPROF_IOC_LOCKUP_ACK:
+		for (int i = 0; dev.lockups && i < 2; i++) {
+			if (!dev.lq[i].acked && dev.lq[i].id == *(__u64 *)arg) {
+				dev.lq[i].acked = 1;
+				return 0;
+			}
+		}
+		errno = ENOENT;
+		return -1;
 	case NMIPROF_IOC_START:
 		dev.started++;
 		return 0;
@@ -312,6 +360,9 @@ static void produce_lost(int cpu, uint64_t n)
 
 struct seen {
 	int samples, lost_events, other_pid, child;
+	int lockups;
+	uint64_t qids[8], real_ns[8];
+	uint32_t lockup_cpus[8];
 	uint32_t target, child_pid;
 	uint64_t lost;
 	uint32_t cpus;
@@ -337,6 +388,12 @@ static int on_event(const struct np_event *ev, void *arg)
 	} else if (ev->type == NP_EV_LOST) {
 		s->lost_events++;
 		s->lost += ev->lost.lost;
+	} else if (ev->type == NP_EV_LOCKUP && s->lockups < 8) {
+		CHECK(ev->lockup.nr_kframes == 2 &&
+		      ev->lockup.kframes[1] == 0xffffffff81000002ULL);
+		s->qids[s->lockups] = ev->lockup.qid;
+		s->real_ns[s->lockups] = ev->lockup.real_ns;
+		s->lockup_cpus[s->lockups++] = ev->lockup.cpu;
 	}
 	return 0;
 }
@@ -401,6 +458,8 @@ static void reset_dev(int abi)
 	dev.abi = abi;
 	dev.minor = NMIPROF_ABI_MINOR;
 	dev.moved = 0;
+	dev.lockups = 0;
+	memset(dev.lq, 0, sizeof(dev.lq));
 	dev.caller_minor = 0;
 	dev.hello_ok = dev.started = dev.stopped = dev.format_calls = dev.enospc_sent = 0;
 	memset(dev.mapped, 0, sizeof(dev.mapped));
@@ -472,6 +531,56 @@ static void test_later_minor(void)
  * The real thing, following this process (poll checks that it lives)
  * and so its child, on CPUs 0-1.
  */
+/*
+ * The module's lockup queue (ABI 1.3): every queued lockup, of a CPU we
+ * do not sample too, comes with its id on every drain until acked.
+ */
+static void test_lockup_queue(void)
+{
+	struct np_backend_opts o;
+	struct np_backend_stats st;
+	struct np_backend *b;
+	struct seen seen = { 0 };
+	char err[256];
+
+	kmod_opts(&o);
+	o.cpus = "0";
+	reset_dev(NMIPROF_ABI_VERSION);
+	dev.lockups = 1;
+	for (int i = 0; i < 2; i++) {
+		struct nmiprof_lockup *r = &dev.lq[i].rec;
+
+		r->hdr.common_type = NMIPROF_REC_LOCKUP;
+		r->hdr.common_size = sizeof(*r) + sizeof(dev.lq[i].frames);
+		r->cpu = 1 - i;		/* CPU 1 is not sampled */
+		r->nr_kframes = 2;
+		r->lockup_flags = NMIPROF_LF_HARD;
+		r->real_ns = 1000 + i;
+		r->kstack = NMIPROF_LOC(sizeof(*r), sizeof(dev.lq[i].frames));
+		dev.lq[i].frames[0] = 0xffffffff81000001ULL;
+		dev.lq[i].frames[1] = 0xffffffff81000002ULL;
+	}
+	dev.lq[0].id = 9;
+	dev.lq[1].id = 5;
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	if (!b)
+		return;
+	CHECK(np_backend_start(b) == 0);
+	CHECK(np_backend_drain(b, on_event, &seen) == 2);
+	CHECK(seen.lockups == 2 && seen.qids[0] == 5 && seen.qids[1] == 9);
+	CHECK(seen.lockup_cpus[0] == 0 && seen.lockup_cpus[1] == 1);
+	CHECK(seen.real_ns[0] == 1001 && seen.real_ns[1] == 1000);
+	/* not acknowledged: handed out again */
+	CHECK(np_backend_drain(b, on_event, &seen) == 2 && seen.lockups == 4);
+	CHECK(np_backend_ack_lockup(b, 5) == 0);
+	CHECK(np_backend_ack_lockup(b, 5) == -ENOENT);
+	CHECK(np_backend_drain(b, on_event, &seen) == 1 && seen.lockups == 5 &&
+	      seen.qids[4] == 9);
+	CHECK(np_backend_stats(b, &st) == 0 && st.lockups_dropped == 3);
+	np_backend_close(b);
+}
+
 static void test_session(void)
 {
 	struct np_backend_opts o;
@@ -565,6 +674,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_abi_mismatch),
 	NP_CASE(test_later_minor),
 	NP_CASE(test_session),
+	NP_CASE(test_lockup_queue),
 	NP_CASE(test_target_gone),
 	{ 0 }
 };
