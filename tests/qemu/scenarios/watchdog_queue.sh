@@ -4,7 +4,7 @@
 # list` once nmiprofd runs, each stored exactly once.  Threshold 1 s,
 # 2 s spins.
 # @smp 2
-# @timeout 90
+# @timeout 120
 # @modules nmiprof_lockup
 # @progs tests/progs/nmiprof_ringcheck
 # @files tests/qemu/modules/lockup/lockup_lib.sh:/bench/lockup_lib.sh
