@@ -31,6 +31,7 @@ struct np_ch *cli_cluster_open(const char *cmd, const struct cli_source *src,
 	o.url = src->cluster;
 	o.password = pw[0] ? pw : NULL;
 	o.timeout_s = 300;
+	o.params = NP_FLEET_QUERY_PARAMS;
 	c = np_ch_open(&o, err, sizeof(err));
 	explicit_bzero(pw, sizeof(pw));
 	if (!c) {
