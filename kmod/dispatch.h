@@ -13,4 +13,8 @@ struct pt_regs;
  */
 void np_on_nmi(struct pt_regs *regs, u16 flags);
 
+/* Process context, serialised by the session: let samples in, or not. */
+void np_dispatch_start(void);
+bool np_dispatch_stop(void);
+
 #endif /* _NMIPROF_DISPATCH_H */

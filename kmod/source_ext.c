@@ -15,19 +15,38 @@
 #include "dispatch.h"
 #include "source.h"
 
+/*
+ * Registered from load to unload and off between sessions: unregistering
+ * waits for an RCU grace period, which a CPU stuck with interrupts off
+ * holds off, and stopping must not wait for that CPU.
+ */
+static bool np_ext_on;
+
 static int np_ext_nmi(unsigned int type, struct pt_regs *regs)
 {
+	if (!READ_ONCE(np_ext_on))
+		return NMI_DONE;
 	np_on_nmi(regs, NMIPROF_RF_EXTERNAL);
 	return NMI_HANDLED;
 }
 
-int np_ext_start(void)
+int np_ext_init(void)
 {
 	return register_nmi_handler(NMI_UNKNOWN, np_ext_nmi, 0, "nmiprof_ext");
 }
 
-/* Waits (synchronize_rcu()) for a handler still running on any CPU. */
-void np_ext_stop(void)
+void np_ext_exit(void)
 {
 	unregister_nmi_handler(NMI_UNKNOWN, "nmiprof_ext");
+}
+
+void np_ext_start(void)
+{
+	WRITE_ONCE(np_ext_on, true);
+}
+
+/* An NMI already past the check is kept out by np_dispatch_stop(). */
+void np_ext_stop(void)
+{
+	WRITE_ONCE(np_ext_on, false);
 }

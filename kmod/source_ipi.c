@@ -16,8 +16,17 @@
  * The pacers follow CPU hotplug: the session's cpuhp callbacks call
  * np_ipi_cpu_online() and np_ipi_cpu_offline() for every CPU, sampled or
  * not, and each recomputes the rotation over the CPUs that have joined.
- * A timer is pinned, so it is armed on its pacer through
- * smp_call_function_single(); cancelling works from anywhere.
+ *
+ * Nothing here waits for another CPU, which may be the one stuck with
+ * interrupts off: a timer is pinned, so it is armed on its pacer by an
+ * asynchronous cross call (smp_call_function_single_async()), which runs
+ * whenever the pacer takes interrupts again; it is stopped with hrtimer_try_to_cancel(), and a tick that
+ * finds no target (np_ipi_target -1) does not restart, should the cancel
+ * have met it running (hrtimer_cancel() would wait for it, and an NMI
+ * spinning on top of it).  The NMI handler stays registered from load to
+ * unload: unregistering waits for an RCU grace period, which a CPU with
+ * interrupts off holds off; it claims only requests (nmi_ipi.h), and
+ * np_on_nmi() writes nothing between sessions.
  *
  * The target tells our NMIs from others' by a request word (nmi_ipi.h).
  * The word belongs to the target, not the pacer, so handing a target to a
@@ -45,9 +54,15 @@
 #include "session.h"
 #include "source.h"
 
-/* On the pacer: its timer, and the sampled CPU it NMIs (-1: none). */
+/*
+ * On the pacer: its timer, the sampled CPU it NMIs (-1: none), the cross
+ * call that arms the timer there and how many of those are in flight.
+ */
 static DEFINE_PER_CPU(struct hrtimer, np_ipi_timer);
 static DEFINE_PER_CPU(int, np_ipi_target);
+static DEFINE_PER_CPU(call_single_data_t, np_ipi_arm_csd);
+static DEFINE_PER_CPU(atomic_t, np_ipi_arm_inflight);
+static bool np_ipi_registered;
 /* On the target: its nmi_ipi.h request word. */
 static DEFINE_PER_CPU(atomic_t, np_ipi_req);
 static u64 np_ipi_period_ns;
@@ -74,40 +89,64 @@ static int np_ipi_nmi(unsigned int type, struct pt_regs *regs)
 
 static enum hrtimer_restart np_ipi_tick(struct hrtimer *timer)
 {
-	/* Set before this timer was armed, see np_ipi_set(). */
-	int target = __this_cpu_read(np_ipi_target);
+	/* Pairs with WRITE_ONCE() in np_ipi_set(). */
+	int target = READ_ONCE(*this_cpu_ptr(&np_ipi_target));
 
 	if (target < 0)
 		return HRTIMER_NORESTART;
 	np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
-	hrtimer_forward_now(timer, ns_to_ktime(np_ipi_period_ns));
+	hrtimer_forward_now(timer, ns_to_ktime(READ_ONCE(np_ipi_period_ns)));
 	return HRTIMER_RESTART;
 }
 
-/* On the pacer, from smp_call_function_single(): pins the timer there. */
+/*
+ * Cross call on the pacer, hardirq: pins the timer there.  It reads the
+ * target as it is when it runs, so one sent long ago (the pacer had
+ * interrupts off) does what the plan says now.  In hardirq on the
+ * pacer, the tick cannot be running: active means queued.
+ */
 static void np_ipi_arm(void *unused)
 {
-	hrtimer_start(this_cpu_ptr(&np_ipi_timer),
-		      ns_to_ktime(np_ipi_period_ns),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	struct hrtimer *t = this_cpu_ptr(&np_ipi_timer);
+
+	if (READ_ONCE(*this_cpu_ptr(&np_ipi_target)) >= 0 && !hrtimer_active(t))
+		hrtimer_start(t, ns_to_ktime(READ_ONCE(np_ipi_period_ns)),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+	/* Pairs with atomic_read_acquire() in np_ipi_exit(). */
+	atomic_dec_return_release(this_cpu_ptr(&np_ipi_arm_inflight));
 }
 
-/* Make @pacer NMI @target, or nothing when @target is -1. */
+/*
+ * Have np_ipi_arm() run on @pacer, without waiting.  -EBUSY: the last one
+ * has not started yet, and will read the new target when it does.
+ */
+static void np_ipi_arm_on(int pacer)
+{
+	atomic_t *inflight = per_cpu_ptr(&np_ipi_arm_inflight, pacer);
+
+	atomic_inc(inflight);
+	if (smp_call_function_single_async(pacer,
+					   per_cpu_ptr(&np_ipi_arm_csd, pacer)))
+		atomic_dec(inflight);
+}
+
+/*
+ * Make @pacer NMI @target, or nothing when @target is -1, without
+ * waiting for @pacer.  @pacer is online: the callers hold the hotplug
+ * lock.
+ */
 static void np_ipi_set(int pacer, int target)
 {
 	int *cur = per_cpu_ptr(&np_ipi_target, pacer);
 
 	if (*cur == target)
 		return;
-	/* Waits for a running np_ipi_tick(): none reads *cur below. */
-	hrtimer_cancel(per_cpu_ptr(&np_ipi_timer, pacer));
-	*cur = target;
-	/*
-	 * The cross call orders the write above before np_ipi_arm() runs
-	 * on @pacer, so the tick it arms reads the new target.
-	 */
-	if (target >= 0)
-		smp_call_function_single(pacer, np_ipi_arm, NULL, 1);
+	/* Pairs with READ_ONCE() in np_ipi_tick() and np_ipi_arm(). */
+	WRITE_ONCE(*cur, target);
+	if (target < 0)
+		hrtimer_try_to_cancel(per_cpu_ptr(&np_ipi_timer, pacer));
+	else
+		np_ipi_arm_on(pacer);
 }
 
 /*
@@ -140,33 +179,68 @@ static void np_ipi_repace(void)
 	}
 }
 
-int np_ipi_start(u32 freq_hz)
+/* At load: the timers, and the NMI handler for as long as we are loaded. */
+int np_ipi_init(void)
 {
-	int cpu;
+	int cpu, ret;
 
-	if (!apic || !apic->send_IPI)
-		return -ENODEV;
-	np_ipi_period_ns = NSEC_PER_SEC / freq_hz;
-	/* No timer of ours runs: the last session cancelled them all. */
 	for_each_possible_cpu(cpu) {
 		struct hrtimer *t = per_cpu_ptr(&np_ipi_timer, cpu);
 
 		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		t->function = np_ipi_tick;
 		per_cpu(np_ipi_target, cpu) = -1;
+		INIT_CSD(per_cpu_ptr(&np_ipi_arm_csd, cpu), np_ipi_arm, NULL);
 	}
+	if (!apic || !apic->send_IPI)
+		return 0;	/* np_ipi_start() says so */
+	ret = register_nmi_handler(NMI_LOCAL, np_ipi_nmi, 0, "nmiprof_ipi");
+	np_ipi_registered = !ret;
+	return ret;
+}
+
+/* At unload: a CPU that was stuck has long come back, or we wait. */
+void np_ipi_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		WRITE_ONCE(per_cpu(np_ipi_target, cpu), -1);
+		while (atomic_read_acquire(per_cpu_ptr(&np_ipi_arm_inflight,
+						       cpu)))
+			usleep_range(1000, 2000);
+		hrtimer_cancel(per_cpu_ptr(&np_ipi_timer, cpu));
+	}
+	if (np_ipi_registered)
+		unregister_nmi_handler(NMI_LOCAL, "nmiprof_ipi");
+}
+
+int np_ipi_start(u32 freq_hz)
+{
+	if (!np_ipi_registered)
+		return -ENODEV;
+	/* A tick of the last session still running reads either. */
+	WRITE_ONCE(np_ipi_period_ns, NSEC_PER_SEC / freq_hz);
 	cpumask_clear(&np_ipi_joined);
 	np_ipi_quiesced = false;
 	np_ipi_self_noted = false;
-	return register_nmi_handler(NMI_LOCAL, np_ipi_nmi, 0, "nmiprof_ipi");
+	return 0;
 }
 
-/* Runs on @cpu (cpuhp online callback), for every CPU, sampled or not. */
-void np_ipi_cpu_online(int cpu)
+/*
+ * For every CPU, sampled or not: from the cpuhp callback on @cpu as it
+ * comes online (@hotplug), or from np_session_start() for one already
+ * online, which may not be answering.
+ */
+void np_ipi_cpu_online(int cpu, bool hotplug)
 {
 	mutex_lock(&np_ipi_lock);
-	/* Not joined, so no pacer NMIs @cpu yet: start with no request. */
-	atomic_set(per_cpu_ptr(&np_ipi_req, cpu), 0);
+	/*
+	 * Coming up, it has no NMI of ours in flight: start with no request.
+	 * One already online may have: the NMI still claims it.
+	 */
+	if (hotplug)
+		atomic_set(per_cpu_ptr(&np_ipi_req, cpu), 0);
 	cpumask_set_cpu(cpu, &np_ipi_joined);
 	if (!np_ipi_quiesced)
 		np_ipi_repace();
@@ -201,14 +275,4 @@ void np_ipi_quiesce(void)
 	for_each_cpu(cpu, &np_ipi_joined)
 		np_ipi_set(cpu, -1);
 	mutex_unlock(&np_ipi_lock);
-}
-
-/* All timers are cancelled: let requests already sent be claimed. */
-void np_ipi_stop(void)
-{
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		np_nmi_ipi_drain(per_cpu_ptr(&np_ipi_req, cpu));
-	unregister_nmi_handler(NMI_LOCAL, "nmiprof_ipi");
 }
