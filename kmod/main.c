@@ -6,7 +6,8 @@
  * Lifetime: rings live from load to unload.  An open file pins the module
  * (fops.owner) and a mapping pins its file, so rmmod cannot free pages a
  * process still maps.  The session is stopped when the file that started
- * it is closed, or at unload.
+ * it is closed, or at unload; stopping waits for no CPU (session.c), so
+ * np_lock is never held across a stuck CPU.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
@@ -139,13 +140,24 @@ static long np_ioc_start(struct file *file)
 	return ret;
 }
 
-static long np_ioc_stop(void)
+/*
+ * Only the file that started the session stops it: another opener (a
+ * second `nmiprof record`, a status query) must not stop nmiprofd's.
+ * A session without an owner (autostart) is anybody's.
+ */
+static long np_ioc_stop(struct file *file)
 {
+	long ret = 0;
+
 	mutex_lock(&np_lock);
-	np_session_stop();
-	np_owner = NULL;
+	if (np_owner && np_owner != file) {
+		ret = -EPERM;
+	} else {
+		np_session_stop();
+		np_owner = NULL;
+	}
 	mutex_unlock(&np_lock);
-	return 0;
+	return ret;
 }
 
 static long np_ioc_stats(void __user *arg)
@@ -225,7 +237,7 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case NMIPROF_IOC_START:
 		return np_ioc_start(file);
 	case NMIPROF_IOC_STOP:
-		return np_ioc_stop();
+		return np_ioc_stop(file);
 	case NMIPROF_IOC_GET_STATS:
 		return np_ioc_stats(uarg);
 	case NMIPROF_IOC_GET_FORMAT:

@@ -6,7 +6,8 @@
  *
  *   nmiprof_ringcheck [options]           sample, validate, report
  *   nmiprof_ringcheck -B                  bad-input checks only (device
- *                                         and watchdog ioctls)
+ *                                         and watchdog ioctls, STOP from
+ *                                         a file that did not START)
  *
  * Sampling mode: HELLO, check the format text against the ABI structs,
  * CONFIGURE, mmap every possible CPU's ring, START, consume for -t seconds
@@ -1312,6 +1313,22 @@ static int bad_input(void)
 		fail("good CONFIGURE/START: %s", strerror(errno));
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_START), EBUSY);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EBUSY);
+	/* Only the file that started the session stops it. */
+	{
+		struct nmiprof_hello h2;
+		int other = open_hello(&h2);
+
+		if (other >= 0) {
+			EXPECT_ERR(ioctl(other, NMIPROF_IOC_STOP), EPERM);
+			memset(&st, 0, sizeof(st));
+			if (ioctl(other, NMIPROF_IOC_GET_STATS, &st) || !st.running)
+				fail("another opener's STOP stopped the session");
+			close(other);
+			memset(&st, 0, sizeof(st));
+			if (ioctl(fd, NMIPROF_IOC_GET_STATS, &st) || !st.running)
+				fail("another opener's close stopped the session");
+		}
+	}
 	/* A consumer writing garbage tails must not hurt the module. */
 	{
 		struct nmiprof_ring_ctrl *ctrl;
