@@ -54,6 +54,7 @@ struct np_stacktab {
 	uint32_t *node_slot;
 	uint32_t node_size;		/* slots; 0 if node_slot NULL */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
+	uint64_t gen;			/* np_stacktab_clear()s so far */
 };
 
 /* Room for need nodes: frame ids and chain bits grow together. */
@@ -144,6 +145,12 @@ void np_stacktab_clear(struct np_stacktab *st)
 		memset(st->node_slot, 0,
 		       (size_t)st->node_size * sizeof(*st->node_slot));
 	st_init(st);	/* cannot fail: capacity and index slots remain */
+	st->gen++;
+}
+
+uint64_t np_stacktab_gen(const struct np_stacktab *st)
+{
+	return st->gen;
 }
 
 size_t np_stacktab_mem(const struct np_stacktab *st)

@@ -423,6 +423,7 @@ struct np_dict_rd {
 	uint32_t nmk, cap_mk;
 	/* dictionary id -> id in the reader's np_agg, NP_ID_NONE: not yet */
 	const struct np_agg *agg;
+	uint64_t agg_gen;		/* agg's np_stacktab_gen() */
 	uint32_t *mstr, *mfr, *mnode;
 	uint32_t mns, mnf, mnn;	/* entries the maps cover */
 	uint32_t *path;		/* scratch for map_node */
@@ -700,9 +701,12 @@ static int rd_maps(struct np_dict_rd *rd, const struct np_agg *a)
 {
 	uint32_t *p;
 
-	if (rd->agg != a) {
+	/* The maps hold ids of a's stack table: void for another a, and
+	 * once np_agg_reset() has cleared the table (the fleet exporter). */
+	if (rd->agg != a || rd->agg_gen != np_stacktab_gen(np_agg_stacktab(a))) {
 		rd->mns = rd->mnf = rd->mnn = 0;
 		rd->agg = a;
+		rd->agg_gen = np_stacktab_gen(np_agg_stacktab(a));
 	}
 	if (map_fit(&rd->mstr, &rd->mns, rd->ns) ||
 	    map_fit(&rd->mfr, &rd->mnf, rd->nf) ||

@@ -636,6 +636,53 @@ static void test_dict(void)
 }
 
 /*
+ * The fleet exporter reads one segment at a time into one aggregate that
+ * it resets between slices; a reset past the stack table's cap clears
+ * the table, and the reader's id maps into it must not outlive it.
+ */
+static void test_reader_reset(void)
+{
+	const char *dir = tdir("reader_reset");
+	struct np_store_reader *rd;
+	struct np_read_stats st;
+	struct warns w = { 0 };
+	struct np_agg_opts ao;
+	struct np_store *s;
+	struct np_agg *a;
+	char err[256];
+
+	s = open_store(dir, 0, 0, &w);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	write_slices(s, 0, 4, 2000, 300);
+	np_store_close(s);
+	np_agg_opts_init(&ao);
+	ao.stacktab_cap = 1;	/* every reset clears the stack table */
+	a = np_agg_new(&ao);
+	rd = np_store_reader_open(dir);
+	CHECK(a && rd);
+	for (uint32_t i = 0; a && rd && i < 4; i++) {
+		char *got, *exp;
+		int ret;
+
+		np_agg_reset(a);
+		ret = np_store_reader_read(rd, strrchr(seg_path(dir, i), '/') + 1,
+					   a, &st, err, sizeof(err));
+		if (ret)
+			fprintf(stderr, "slice %u: %s\n", i, err);
+		CHECK(ret == 0);
+		got = util_canon(a);
+		exp = expect(&i, 1, 2000, 300);
+		CHECK(!strcmp(got, exp));
+		free(got);
+		free(exp);
+	}
+	np_store_reader_close(rd);
+	np_agg_free(a);
+}
+
+/*
  * A crash in the middle of a dictionary append (kill -9 between write and
  * fdatasync, or a full disk) leaves a torn chunk at the end of the file;
  * no segment needs it, so nothing is lost or reported, and the next
@@ -1096,6 +1143,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_versions),
 	NP_CASE(test_retention),
 	NP_CASE(test_dict),
+	NP_CASE(test_reader_reset),
 	NP_CASE(test_torn_dict),
 	NP_CASE_SLOW(test_big_slice),
 	NP_CASE(test_retention_epochs),
