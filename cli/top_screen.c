@@ -393,6 +393,10 @@ static int key(struct top_screen *s, int ch)
 			s->help = 0;
 		return 0;
 	}
+	/* A resize is no key typed: the last key's message stays (tmux
+	 * can deliver two SIGWINCHs, the second after that key). */
+	if (ch == KEY_RESIZE)
+		return 0;
 	t->message[0] = 0;
 	switch (ch) {
 	case 'q':
@@ -508,8 +512,6 @@ static int key(struct top_screen *s, int ch)
 	case 'h':
 	case '?':
 		s->help = 1;
-		break;
-	case KEY_RESIZE:
 		break;
 	default:
 		return 0;
