@@ -66,10 +66,13 @@ module_param(uart_io, ulong, 0444);
 MODULE_PARM_DESC(uart_io,
 		 "I/O port of a 16550 UART for lockup reports, e.g. 0x3f8 (default: the 8250 driver's port uart_line)");
 
-static int uart_line;
+/* uart_line's default: the line the kernel console is on. */
+#define NP_UART_LINE_CONSOLE	-2
+
+static int uart_line = NP_UART_LINE_CONSOLE;
 module_param(uart_line, int, 0444);
 MODULE_PARM_DESC(uart_line,
-		 "8250 line (ttyS<n>) for lockup reports when uart_io is 0; -1: no UART output");
+		 "8250 line (ttyS<n>) for lockup reports when uart_io is 0; -1: no UART output; -2 (default): the kernel console's ttyS line, none if it has none");
 
 static struct {
 	bool		present;	/* output on; see np_uart_bus_notify() */
@@ -365,6 +368,28 @@ static void np_uart_from_8250(int line)
 		pr_info("lockup reports go to ttyS%d directly\n", line);
 }
 
+/*
+ * The ttyS line of the kernel console, -1 if it is on none: a report
+ * belongs where the operator reads the kernel's messages, and a port
+ * that is no console may be a modem or a device nobody expects bytes on.
+ * uart_console(): the 8250 console's index is a line only once the
+ * console was set up on it (console=ttyS<n>), -1 before.
+ */
+static int np_uart_console_line(void)
+{
+	struct uart_8250_port *up;
+	int line;
+
+	if (!np_uart_8250_get())
+		return -1;
+	for (line = 0; line < CONFIG_SERIAL_8250_NR_UARTS; line++) {
+		up = np_8250_get_port(line);
+		if (up->port.type != PORT_UNKNOWN && uart_console(&up->port))
+			return line;
+	}
+	return -1;
+}
+
 /* uart_io= given: the driver's port at that address, if any. */
 static struct uart_8250_port *np_uart_find_8250(unsigned long iobase)
 {
@@ -382,6 +407,11 @@ static struct uart_8250_port *np_uart_find_8250(unsigned long iobase)
 	return NULL;
 }
 #else
+static int np_uart_console_line(void)
+{
+	return -1;
+}
+
 static void np_uart_from_8250(int line)
 {
 	pr_info("no 8250 driver; set uart_io= for lockup reports on a UART\n");
@@ -400,6 +430,7 @@ static void np_uart_8250_put(void)
 int np_uart_init(void)
 {
 	struct uart_8250_port *up;
+	int line;
 
 	/* On PREEMPT_RT the port lock sleeps: never take it from NMI. */
 	np_uart.port_lock = !IS_ENABLED(CONFIG_PREEMPT_RT);
@@ -417,6 +448,12 @@ int np_uart_init(void)
 			pr_info("lockup reports go to the UART at I/O port %#lx\n",
 				uart_io);
 		}
+	} else if (uart_line == NP_UART_LINE_CONSOLE) {
+		line = np_uart_console_line();
+		if (line >= 0)
+			np_uart_from_8250(line);
+		else
+			pr_info("the console is on no 8250 port: no direct UART output (uart_line=, uart_io= choose one)\n");
 	} else if (uart_line >= 0) {
 		np_uart_from_8250(uart_line);
 	}

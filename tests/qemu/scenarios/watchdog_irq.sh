@@ -4,6 +4,7 @@
 # interrupted, not as what is stuck, and group the trace by stack as the
 # kernel's own dumps do: the timer interrupt's frames in <IRQ> .. </IRQ>,
 # the kthread's in <TASK> .. </TASK>.  Threshold 2 s (period 0.8 s).
+# Loaded without uart_line=, the module writes to the console's port.
 # @smp 2
 # @timeout 90
 # @cmdline nosoftlockup
@@ -13,5 +14,7 @@
 . /bench/lockup_lib.sh
 
 wd_load watchdog_thresh=2
+check "reports on the console's port" \
+	dmesg_has 'nmiprof: lockup reports go to ttyS0 directly'
 wd_lockup cpu=1 secs=6 irq=1
 wd_finish
