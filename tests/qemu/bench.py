@@ -657,24 +657,13 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     return ok, summary
 
 
-# TCG emulates cross-vCPU code patching loosely: a vCPU can still execute
-# the int3 that text_poke_bp() placed after the kernel has finished the
-# patch and forgotten it, so the int3 handler finds no patch in progress
-# and oopses.  Real CPUs, serialized by text_poke_bp()'s sync IPIs, cannot.
-# It shows as an "Oops: int3" whose Code: line no longer holds an int3
-# (0xcc) at the trapping byte; seen in about 1 of 30 boots, some before
-# any module loads.  An int3 still in the code (a stray breakpoint, a
-# kprobe bug) is not this, and is never retried.
-TCG_PATCH_OOPS = re.compile(r"Oops: int3:.*\n(?:.*\n){0,8}?.*Code: [0-9a-f ]*<([0-9a-f]{2})>")
-
-
 def tcg_patching_artifact(rundir):
+    """The guest oopsed on TCG's stale text-patching int3 (logcheck.py)."""
     try:
         text = open(os.path.join(rundir, "console.log"), errors="replace").read()
     except OSError:
         return False
-    m = TCG_PATCH_OOPS.search(text)
-    return bool(m) and m.group(1) != "cc"
+    return logcheck.tcg_patch_artifact(text)
 
 
 def print_notes(notes):
@@ -737,7 +726,7 @@ def main():
             why = None
             if not ok and tcg_patching_artifact(summary["rundir"]):
                 why = ("the guest oopsed on a text-patching int3 that is no "
-                       "longer in the code (a TCG artifact, see TCG_PATCH_OOPS)")
+                       "longer in the code (a TCG artifact, see logcheck.INT3_OOPS)")
             elif not ok and summary["boot_hung"]:
                 why = ("the guest kernel hung before /init, where no nmiprof "
                        "code had run yet (see BOOT_LIMIT_S)")
