@@ -9,7 +9,9 @@
  * does.  A kprobe on nmiprof's np_uart_lock() tells it when, and holds
  * the reporting CPU there (up to 1 s) until it has the lock: under TCG
  * on a loaded host, a report takes a few ms and the kthread may take
- * longer to get going.
+ * longer to get going.  A kthread later than that finds the report gone
+ * ahead and says so, without holding anything; it never printks with
+ * the port lock held (the console would take it again).
  *
  *  - by default, a console flushing a backlog, as serial8250_console_write()
  *    does for each record: save IER, clear it, "transmit", restore the saved
@@ -70,7 +72,7 @@ MODULE_PARM_DESC(loop_io, "Only loop back the driverless UART at this I/O port")
 #define REPORT_WAIT_NS	(60ULL * NSEC_PER_SEC)
 
 static struct uart_8250_port *u8250;
-enum { ARMED, REPORT_BEGUN, HOLDING, GAVE_UP };
+enum { ARMED, REPORT_BEGUN, HOLDING, GAVE_UP, TOO_LATE };
 static atomic_t state = ATOMIC_INIT(ARMED);
 static DECLARE_COMPLETION(holder_done);
 
@@ -84,11 +86,14 @@ static int uartcons_kprobe(struct kprobe *p, struct pt_regs *regs)
 {
 	u64 end = ktime_get_mono_fast_ns() + NSEC_PER_SEC;
 
-	if (atomic_cmpxchg(&state, ARMED, REPORT_BEGUN) != ARMED)
+	/* On the holder's own CPU, waiting would only delay it. */
+	if (smp_processor_id() == cpu ||
+	    atomic_cmpxchg(&state, ARMED, REPORT_BEGUN) != ARMED)
 		return 0;
-	while (atomic_read(&state) != HOLDING &&
+	while (atomic_read(&state) == REPORT_BEGUN &&
 	       ktime_get_mono_fast_ns() < end)
 		cpu_relax();
+	atomic_cmpxchg(&state, REPORT_BEGUN, TOO_LATE);
 	return 0;
 }
 
@@ -113,56 +118,75 @@ static struct kprobe kp_printk = {
 	.pre_handler	= uartcons_printk,
 };
 
+/* Called with the port lock held: the report waits for it from now on. */
+static bool holding(void)
+{
+	return atomic_cmpxchg(&state, REPORT_BEGUN, HOLDING) == REPORT_BEGUN;
+}
+
 /*
  * Keep what we hold until nmiprof stops waiting for it (its 100 ms are
  * several times that under TCG), then @extra_ns into what it writes
- * without the lock; at most SLOW_MAX_NS.
+ * without the lock; at most SLOW_MAX_NS.  False if the limit ended it.
  */
-static void hold_until_gave_up(u64 extra_ns)
+static bool hold_until_gave_up(u64 extra_ns)
 {
 	u64 end = ktime_get_mono_fast_ns() + SLOW_MAX_NS;
 
 	while (atomic_read(&state) != GAVE_UP &&
 	       ktime_get_mono_fast_ns() < end)
 		cpu_relax();
-	if (atomic_read(&state) != GAVE_UP)
-		pr_info("nmiprof_uartcons: the slow hold ended at its limit, not when nmiprof stopped waiting\n");
 	busy_until(ktime_get_mono_fast_ns() + extra_ns);
+	return atomic_read(&state) == GAVE_UP;
+}
+
+static void hold_report(bool late, bool gave_up)
+{
+	if (late)
+		pr_err("nmiprof_uartcons: the report went ahead before CPU %u held ttyS0's port lock\n",
+		       cpu);
+	else if (!gave_up)
+		pr_err("nmiprof_uartcons: the slow hold ended at its limit, not when nmiprof stopped waiting\n");
 }
 
 /*
  * One console record, as serial8250_console_write() brackets it; @ns 0:
- * a slow one, see hold_until_gave_up().
+ * a slow one, see hold_until_gave_up(), false if it did not go as meant.
  */
-static void console_record(u64 ns)
+static bool console_record(u64 ns)
 {
 	struct uart_port *port = &u8250->port;
+	bool late = false, gave_up = true;
 	unsigned long flags;
 	unsigned int ier;
 
 	spin_lock_irqsave(&port->lock, flags);
-	atomic_set(&state, HOLDING);
 	ier = serial_port_in(port, UART_IER);
 	serial_port_out(port, UART_IER, 0);
 	if (ns)
 		busy_until(ktime_get_mono_fast_ns() + ns);
+	else if (holding())
+		gave_up = hold_until_gave_up(SLOW_EXTRA_NS);
 	else
-		hold_until_gave_up(SLOW_EXTRA_NS);
+		late = true;
 	serial_port_out(port, UART_IER, ier);
 	spin_unlock_irqrestore(&port->lock, flags);
+	hold_report(late, gave_up);
+	return !late && gave_up;
 }
 
-/* Output queued through the driver, as a tty write queues it. */
-static void tty_traffic(void)
+/*
+ * Output queued through the driver, as a tty write queues it; how many
+ * bytes, -1 if ttyS0 is not open.  No printk: the report is waiting.
+ */
+static int tty_traffic(void)
 {
 	struct tty_struct *tty = tty_port_tty_get(&u8250->port.state->port);
 	char line[80];
 	int i, len, n = 0;
 
-	if (!tty) {
-		pr_err("nmiprof_uartcons: ttyS0 is not open\n");
-		return;
-	}
+	if (!tty)
+		return -1;
 	for (i = 0; i < 24; i++) {
 		len = scnprintf(line, sizeof(line),
 				"uartcons: tty output %02d, queued as the report began\r\n",
@@ -170,7 +194,7 @@ static void tty_traffic(void)
 		n += tty->ops->write(tty, line, len);
 	}
 	tty_kref_put(tty);
-	pr_info("nmiprof_uartcons: %d bytes of tty output queued\n", n);
+	return n;
 }
 
 /* IER as the driver has it cached; if not, put it back when @repair. */
@@ -197,11 +221,19 @@ static bool ier_check(const char *when, bool repair)
 
 static void console_backlog(void)
 {
+	int n = 1, queued;
+	bool ok;
 	u64 end;
-	int n = 1;
 
-	tty_traffic();
-	console_record(0);
+	queued = tty_traffic();
+	ok = console_record(0);
+	if (queued < 0)
+		pr_err("nmiprof_uartcons: ttyS0 is not open\n");
+	else
+		pr_info("nmiprof_uartcons: %d bytes of tty output queued\n",
+			queued);
+	if (!ok)
+		return;
 	end = ktime_get_mono_fast_ns() + BACKLOG_NS;
 	while (ktime_get_mono_fast_ns() < end) {
 		console_record(SHORT_RECORD_NS);
@@ -217,15 +249,17 @@ static void slow_termios(void)
 {
 	struct uart_port *port = &u8250->port;
 	unsigned int lcr, dl, dl_after;
+	bool late, gave_up = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&port->lock, flags);
-	atomic_set(&state, HOLDING);
+	late = !holding();
 	lcr = serial_port_in(port, UART_LCR);
 	serial_port_out(port, UART_LCR, lcr | UART_LCR_DLAB);
 	dl = serial_port_in(port, UART_DLL) |
 	     serial_port_in(port, UART_DLM) << 8;
-	hold_until_gave_up(DLAB_EXTRA_NS);
+	if (!late)
+		gave_up = hold_until_gave_up(DLAB_EXTRA_NS);
 	dl_after = serial_port_in(port, UART_DLL) |
 		   serial_port_in(port, UART_DLM) << 8;
 	if (dl_after != dl) {
@@ -234,6 +268,9 @@ static void slow_termios(void)
 	}
 	serial_port_out(port, UART_LCR, lcr);
 	spin_unlock_irqrestore(&port->lock, flags);
+	hold_report(late, gave_up);
+	if (late)
+		return;
 	if (dl_after != dl)
 		pr_err("nmiprof_uartcons: ttyS0's divisor latch went from %#x to %#x while LCR.DLAB was set\n",
 		       dl, dl_after);
@@ -254,11 +291,12 @@ static int uartcons_fn(void *unused)
 		cond_resched();
 		cpu_relax();
 	}
-	pr_info("nmiprof_uartcons: a report began, ttyS0 busy on CPU %u\n", cpu);
 	if (termios)
 		slow_termios();
 	else
 		console_backlog();
+	pr_info("nmiprof_uartcons: a report began, ttyS0 was busy on CPU %u\n",
+		cpu);
 out:
 	complete(&holder_done);
 	return 0;
