@@ -22,23 +22,32 @@ d = {"a": [1, 2, 3, {"b": "x" * 50}] * 20}
 for i in range(60000):
     json.loads(json.dumps(d))'
 
-cpu() {	# cpu TAG CMD...: user+sys seconds of CMD and its children
+# cpu TAG CMD...: user+sys seconds of CMD and its children into $cpu_s.
+# Not a $(...): a failing run's exit would end only that subshell, and
+# its figures print as 0.00.
+cpu() {
 	tag=$1
 	shift
 	/usr/bin/time -f '%U %S' -o "t.$tag" "$@" >/dev/null 2>"err.$tag" ||
 		{ echo "FAIL: $*: $(tail -n 3 "err.$tag")"; exit 1; }
-	awk '{ printf "%.2f", $1 + $2 }' "t.$tag"
+	cpu_s=$(awk '{ printf "%.2f", $1 + $2 }' "t.$tag")
 }
 
 # warm caches (and the unwind table cache: a daemon's steady state)
 $py -c "$prog"
 "$NMIPROF" record -F 499 -o warm.nmp -- $py -c "$prog" >/dev/null 2>&1
 
-base=$(cpu bare $py -c "$prog")
-nmp=$(cpu nmiprof "$NMIPROF" record -F 499 -o py.nmp -- $py -c "$prog")
+cpu bare $py -c "$prog"
+base=$cpu_s
+cpu nmiprof "$NMIPROF" record -F 499 -o py.nmp -- $py -c "$prog"
+nmp=$cpu_s
 nmp_n=$(sed -n 's/^nmiprof record: \([0-9]*\) samples.*/\1/p' err.nmiprof)
-fp=$(cpu perf_fp perf record -q -g -F 499 -o fp.data -- $py -c "$prog")
-dw=$(cpu perf_dw perf record --call-graph dwarf -F 499 -o dw.data -- $py -c "$prog")
+# -B -N: no build-id pass at the end, which aborts perf 6.1 on a newer
+# host kernel ("assertion failed at util/build-id.c:1010") after the run.
+cpu perf_fp perf record -q -g -B -N -F 499 -o fp.data -- $py -c "$prog"
+fp=$cpu_s
+cpu perf_dw perf record -q --call-graph dwarf -B -N -F 499 -o dw.data -- $py -c "$prog"
+dw=$cpu_s
 fp_n=$(perf report -i fp.data --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 dw_n=$(perf report -i dw.data --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 size() { stat -c %s "$1"; }
