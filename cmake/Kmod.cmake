@@ -114,7 +114,7 @@ function(nmiprof_kbuild_module name srcdir outdir)
     file(GLOB_RECURSE abi_headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/*.h)
     list(APPEND deps ${abi_headers})
     list(APPEND extra_make_args NMIPROF_INCLUDE=${CMAKE_SOURCE_DIR}/include)
-    # the user stack walker shared with userspace (kmod/unwind_walk.c)
+    # the user stack walker shared with userspace (kmod/unwind_user.c)
     list(APPEND deps ${CMAKE_SOURCE_DIR}/lib/unwind/unwind_walk.c
       ${CMAKE_SOURCE_DIR}/lib/unwind/np_unwind_walk.h)
     list(APPEND extra_make_args NMIPROF_LIB=${CMAKE_SOURCE_DIR}/lib)

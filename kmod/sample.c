@@ -9,10 +9,10 @@
  * copy_from_user_nmi(), which refuses when the current mm isn't loaded and
  * never sleeps; a window of stack is copied at a time and the frames
  * inside it are read from the copy (see np_uwin_fill()).  A process the
- * daemon gave unwind tables is walked with them instead (unwind_user.c),
- * reading through the same window.  32-bit (ia32)
- * tasks have 4-byte frames, walked the same way, as perf_callchain_user32()
- * does.  Kernel threads and user workers have no user stack.
+ * daemon gave unwind tables is walked with them instead (unwind_user.c).
+ * 32-bit (ia32) tasks have 4-byte frames, walked the same way, as
+ * perf_callchain_user32() does.  Kernel threads and user workers have no
+ * user stack.
  *
  * The record is written in place: the ring reservation is for the most
  * the configured depths can need, the walks write their frames straight
@@ -52,6 +52,17 @@
  * large frames would not use.
  */
 #define NP_UWIN_BYTES		256
+
+/*
+ * The copy of user stack the current walk reads its frames from: buf[0]
+ * was at user address @base, and every frame that starts below @end lies
+ * in it entirely.  Empty: @end is 0.
+ */
+struct np_uwin {
+	unsigned long	base;
+	unsigned long	end;
+	u8		*buf;
+};
 
 /* The user stack window, one per CPU; the latch guarantees one user. */
 struct np_scratch {
@@ -106,8 +117,8 @@ static unsigned int np_kernel_stack(struct pt_regs *regs, u64 *buf,
  * a short window is usable as far as it goes; only a frame that cannot be
  * copied whole is a fault.  Out of line: most frames need no refill.
  */
-noinline int np_uwin_fill(struct np_uwin *w, unsigned long fp,
-			  unsigned long frame)
+static noinline int np_uwin_fill(struct np_uwin *w, unsigned long fp,
+				 unsigned long frame)
 {
 	unsigned long n, len;
 
@@ -188,7 +199,7 @@ static unsigned int np_user_stack(struct pt_regs *uregs, u64 *buf,
 		return 0;
 	if (user_64bit_mode(uregs)) {
 		/* the process's unwind tables, where it has any */
-		n = np_uw_user_stack(uregs, buf, max, flags, win);
+		n = np_uw_user_stack(uregs, buf, max, flags);
 		if (n >= 0)
 			return n;
 		return np_user_walk(uregs, buf, max, flags, win, false);

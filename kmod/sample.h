@@ -16,17 +16,4 @@ void np_sample_exit(void);
  */
 void np_sample(struct pt_regs *regs, u16 flags, u64 time_ns);
 
-/*
- * The copy of user stack the current walk reads its frames from: buf[0]
- * was at user address @base, and every frame that starts below @end lies
- * in it entirely.  Empty: @end is 0.
- */
-struct np_uwin {
-	unsigned long	base;
-	unsigned long	end;
-	u8		*buf;
-};
-
-int np_uwin_fill(struct np_uwin *w, unsigned long fp, unsigned long frame);
-
 #endif /* _NMIPROF_SAMPLE_H */

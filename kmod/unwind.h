@@ -2,10 +2,11 @@
 /*
  * User stacks through compiled unwind tables (include/nmiprof/
  * nmiprof_unwind.h), the kernel half:
- *   unwind_walk.c   the walker and validator shared with userspace
  *   unwind_table.c  the tables, by id, under a memory budget (LRU)
  *   unwind_maps.c   per-process sets: executable mapping -> table
- *   unwind_user.c   the walk from NMI, its counters, the ioctls
+ *   unwind_user.c   the walk from NMI (with the walker and validator
+ *                   shared with userspace compiled in), its counters,
+ *                   the ioctls
  * Readers (NMI) hold rcu_read_lock() and take no lock; writers hold
  * np_uw_lock and publish whole new objects, freed after a grace period.
  */
@@ -59,7 +60,7 @@ extern unsigned int np_uw_nr_sets;
 
 /* unwind_user.c */
 int np_uw_user_stack(struct pt_regs *uregs, u64 *buf, unsigned int max,
-		     u16 *flags, void *win);
+		     u16 *flags);
 long np_uw_ioctl(unsigned int cmd, void __user *arg, bool *user);
 void np_uw_release(bool user);
 void np_uw_exit(void);

@@ -3,16 +3,17 @@
  * User stacks walked with the compiled tables, from NMI.
  *
  * A 64-bit process with a mapping set (unwind_maps.c) is walked by the
- * shared walker (unwind_walk.c), which takes each frame from its table
+ * walker userspace builds too (lib/unwind/unwind_walk.c, included below
+ * through NMIPROF_LIB: see Kbuild), which takes each frame from its table
  * row, or from frame pointers where the row says so or no table covers
- * the pc.  Its callbacks: find() is the set's binary search and the
- * table's slot; read() serves the walker's 8-byte reads from the sample's
- * per-CPU window of stack, copied with copy_from_user_nmi() (sample.c's
- * np_uwin_fill()).  Every read is inside [sp, sp + NP_UW_STACK_WINDOW),
- * the walker checks, and each frame's sp is above the last, so a table
- * cannot make the walk loop or wander.  A walk that does not reach the
- * outermost frame ends with a marker frame (NMIPROF_UW_MARK) naming why,
- * and every stop is counted per CPU by reason.
+ * the pc.  It is compiled into this file so that its callbacks are
+ * inlined: find() is the set's binary search and the table's slot, read()
+ * one __get_user() of the live stack, as perf_callchain_user() reads it.
+ * Every read is inside [sp, sp + NP_UW_STACK_WINDOW), the walker checks,
+ * and each frame's sp is above the last, so a table cannot make the walk
+ * loop or wander.  A walk that does not reach the outermost frame ends
+ * with a marker frame (NMIPROF_UW_MARK) naming why, and every stop is
+ * counted per CPU by reason.
  */
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
@@ -21,8 +22,9 @@
 #include <linux/uaccess.h>
 #include <asm/ptrace.h>
 
-#include "sample.h"
 #include "unwind.h"
+
+#include <unwind/unwind_walk.c>
 
 /* How far above sp a walk may read: deep enough for 127 large frames. */
 #define NP_UW_STACK_WINDOW	(1UL << 20)
@@ -44,12 +46,11 @@ struct np_uw_ctx {
 	const struct np_uw_set *set;
 	const struct nmiprof_uw_map *m;		/* the last frame's mapping */
 	const struct np_uw_ktable *kt;		/* and its table, or NULL */
-	struct np_uwin w;
-	unsigned long lo;
 };
 
-static int np_uw_find(void *c, __u64 ip, const struct nmiprof_uw_table **t,
-		      __u64 *bias)
+static __always_inline int np_uw_find(void *c, __u64 ip,
+				      const struct nmiprof_uw_table **t,
+				      __u64 *bias)
 {
 	struct np_uw_ctx *x = c;
 	const struct nmiprof_uw_map *m = x->m;
@@ -72,20 +73,19 @@ static int np_uw_find(void *c, __u64 ip, const struct nmiprof_uw_table **t,
 }
 
 /*
- * Refill from @addr rounded down to 16 bytes (not below sp): a row reads
- * the return address at CFA - 8 and rbp below it, at CFA - 16.
+ * One word of the live stack.  A window copied by copy_from_user_nmi(),
+ * as the frame-pointer walk reads, cost a copy of every byte between the
+ * frames (one instruction a byte under QEMU's icount) for the one word a
+ * frame needs.  The caller made sure uaccess is safe here (see below)
+ * and disabled page faults; the walker keeps addr below TASK_SIZE_MAX.
  */
-static int np_uw_read(void *c, __u64 addr, __u64 *val)
+static __always_inline int np_uw_read(void *c, __u64 addr, __u64 *val)
 {
-	struct np_uw_ctx *x = c;
+	u64 v;
 
-	if (addr < x->w.base || addr >= x->w.end) {
-		unsigned long at = max_t(unsigned long, addr & ~15UL, x->lo);
-
-		if (np_uwin_fill(&x->w, at, addr + 8 - at))
-			return -1;
-	}
-	memcpy(val, x->w.buf + (addr - x->w.base), sizeof(*val));
+	if (__get_user(v, (const u64 __user *)(unsigned long)addr))
+		return -1;
+	*val = v;
 	return 0;
 }
 
@@ -100,15 +100,16 @@ static const struct np_uw_ops np_uw_ops = {
  * follows frame pointers as before).
  */
 int np_uw_user_stack(struct pt_regs *uregs, u64 *buf, unsigned int max,
-		     u16 *flags, void *win)
+		     u16 *flags)
 {
 	struct np_uw_cpu_stats *st = this_cpu_ptr(&np_uw_stats);
 	struct np_uw_regs regs = {
 		.ip = uregs->ip, .sp = uregs->sp, .bp = uregs->bp,
 	};
-	struct np_uw_ctx x = { .w.buf = win, .lo = uregs->sp };
-	unsigned long hi;
+	struct np_uw_ctx x = { };
+	unsigned long lo = uregs->sp, hi;
 	unsigned int nr;
+	u64 top;
 	int why;
 
 	if (!READ_ONCE(np_uw_nr_sets) || !READ_ONCE(unwind_tables))
@@ -119,9 +120,19 @@ int np_uw_user_stack(struct pt_regs *uregs, u64 *buf, unsigned int max,
 		rcu_read_unlock();
 		return -1;
 	}
-	hi = x.lo < TASK_SIZE_MAX - NP_UW_STACK_WINDOW ?
-	     x.lo + NP_UW_STACK_WINDOW : TASK_SIZE_MAX;
-	why = np_uw_walk(&np_uw_ops, &x, &regs, x.lo, hi, buf, max, &nr);
+	hi = lo < TASK_SIZE_MAX - NP_UW_STACK_WINDOW ?
+	     lo + NP_UW_STACK_WINDOW : TASK_SIZE_MAX;
+	/*
+	 * copy_from_user_nmi() reads nothing while the loaded mm is not
+	 * current's (nmi_uaccess_okay(), not exported): a first word read
+	 * through it vouches for the rest of this NMI, whose reads are then
+	 * plain __get_user()s.  A walk that cannot read sp reads nothing.
+	 */
+	if (copy_from_user_nmi(&top, (const void __user *)lo, sizeof(top)))
+		hi = lo;
+	pagefault_disable();
+	why = uw_walk(&np_uw_ops, &x, &regs, lo, hi, buf, max, &nr);
+	pagefault_enable();
 	rcu_read_unlock();
 
 	st->walks++;

@@ -10,6 +10,10 @@
 #include <linux/types.h>
 #include <nmiprof/nmiprof_unwind.h>
 
+#ifndef __always_inline
+#define __always_inline inline __attribute__((__always_inline__))
+#endif
+
 struct np_uw_ops {
 	/*
 	 * The table for the object mapped at ip and the bias to its ELF

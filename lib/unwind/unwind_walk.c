@@ -4,14 +4,16 @@
  * pointers frame by frame, and the validator every table passes first.
  *
  * One implementation for both sides: the libperf backend runs it on the
- * stack copied with each sample, nmiprof.ko is to run it from NMI with
- * reads through copy_from_user_nmi().  Hence kernel types, no libc, no
- * allocation, and termination that does not depend on the tables: each
- * frame's sp is strictly above the previous one and inside [lo, hi).
+ * stack copied with each sample, nmiprof.ko from NMI on the live user
+ * stack (kmod/unwind_user.c includes this file).  Hence kernel types, no
+ * libc, no allocation, and termination that does not depend on the
+ * tables: each frame's sp is strictly above the previous one and inside
+ * [lo, hi).
  */
 #include "np_unwind_walk.h"
 
-static const struct nmiprof_uw_row *rows_of(const struct nmiprof_uw_table *t)
+static inline const struct nmiprof_uw_row *
+rows_of(const struct nmiprof_uw_table *t)
 {
 	return (const struct nmiprof_uw_row *)(t + 1);
 }
@@ -41,17 +43,23 @@ const struct nmiprof_uw_row *np_uw_find_row(const struct nmiprof_uw_table *t,
 }
 
 /* 8 bytes at addr if they lie in [lo, hi); 0 or -1. */
-static int rd(const struct np_uw_ops *ops, void *ctx, __u64 lo, __u64 hi,
-	      __u64 addr, __u64 *val)
+static __always_inline int rd(const struct np_uw_ops *ops, void *ctx,
+			      __u64 lo, __u64 hi, __u64 addr, __u64 *val)
 {
 	if (addr < lo || addr > hi || hi - addr < 8)
 		return -1;
 	return ops->read(ctx, addr, val);
 }
 
-int np_uw_walk(const struct np_uw_ops *ops, void *ctx,
-	       const struct np_uw_regs *regs, __u64 lo, __u64 hi,
-	       __u64 *frames, unsigned int max, unsigned int *nr)
+/*
+ * The walk itself, inlined where it is called: a caller that includes
+ * this file and passes constant ops (nmiprof.ko's NMI path) gets its
+ * find() and read() inlined too, instead of two indirect calls a frame.
+ */
+static __always_inline int uw_walk(const struct np_uw_ops *ops, void *ctx,
+				   const struct np_uw_regs *regs, __u64 lo,
+				   __u64 hi, __u64 *frames, unsigned int max,
+				   unsigned int *nr)
 {
 	__u64 ip = regs->ip, sp = regs->sp, bp = regs->bp;
 	int exact = 1;		/* ip is not a return address: look it up as is */
@@ -159,6 +167,13 @@ int np_uw_walk(const struct np_uw_ops *ops, void *ctx,
 window:
 	*nr = n;
 	return NMIPROF_UW_STOP_WINDOW;
+}
+
+int np_uw_walk(const struct np_uw_ops *ops, void *ctx,
+	       const struct np_uw_regs *regs, __u64 lo, __u64 hi,
+	       __u64 *frames, unsigned int max, unsigned int *nr)
+{
+	return uw_walk(ops, ctx, regs, lo, hi, frames, max, nr);
 }
 
 int np_uw_validate(const void *buf, __u64 len, const char **why)
