@@ -69,6 +69,4 @@ static inline void np_nmi_ipi_done(atomic_t *req)
 	atomic_set_release(req, 0);
 }
 
-void np_nmi_ipi_drain(atomic_t *req);
-
 #endif /* _NMIPROF_NMI_IPI_H */

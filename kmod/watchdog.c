@@ -41,11 +41,22 @@
  * (6.12) or kernel/watchdog_hld.c (6.1), so the call is all a module can
  * observe.  A touch counts as a heartbeat.
  *
- * Starting and stopping go through one cpuhp state, whose callbacks start
- * and cancel each CPU's timer on that CPU; buddies are recomputed on every
- * check from the mask of CPUs whose timer runs.  The ioctl restarts with
- * the new settings; a pm notifier stops the watchdog across suspend and
- * hibernation and starts it afresh, with new heartbeats, afterwards.
+ * Starting and stopping wait for no CPU: the one that matters is the one
+ * stuck with interrupts off, and SET_WATCHDOG must not hang with it.  Each
+ * CPU has what the watchdog wants there (np_wd_want).  Stopping clears it
+ * and takes the CPU out of np_wd_active at once, and cancels its timer
+ * with hrtimer_try_to_cancel(); a tick that finds itself unwanted does
+ * not restart, should the cancel have met it running.  A pinned timer
+ * starts on its own CPU, from an asynchronous cross call that does what
+ * np_wd_want says when it runs, and first ends an episode the CPU was
+ * reported in: a stuck CPU catches up when it comes back.  The NMI
+ * handlers and the cpuhp state (for CPUs coming and going, whose
+ * callbacks run on that CPU) stay from load to unload: unregistering
+ * waits for an RCU grace period, which a CPU with interrupts off holds
+ * off.  Buddies are recomputed on every check from np_wd_active.  The
+ * ioctl restarts with the new settings; a pm notifier stops the watchdog
+ * across suspend and hibernation and starts it afresh, with new
+ * heartbeats, afterwards.
  */
 #define pr_fmt(fmt) "nmiprof: " fmt
 
@@ -63,6 +74,8 @@
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/isolation.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <linux/suspend.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -112,15 +125,32 @@ static struct {
 } np_wd_cfg;
 
 static DEFINE_MUTEX(np_wd_mutex);	/* np_wd_cfg, start and stop */
-static bool np_wd_running;
+static bool np_wd_running;		/* also under the hotplug lock */
 static bool np_wd_suspended;		/* stopped by the pm notifier */
 static int np_wd_hp_state;
 
-/* Read by timers and NMIs; ordered by starting them (cpuhp, nmi lists). */
+/*
+ * Read by timers and NMIs; ordered by the cross call that starts a timer.
+ * One left running from the last start (np_wd_want_cpu()) may read either.
+ */
 u64 np_wd_thresh_ns;
 static u64 np_wd_period_ns;
 static u32 np_wd_flags;
 struct cpumask np_wd_active;
+
+/*
+ * Per CPU: whether the watchdog wants its timer running, and the cross
+ * call that makes it so there.  @lock orders a remote stop against that
+ * call: it never sets np_wd_active after the stop cleared it.
+ */
+struct np_wd_ctl {
+	raw_spinlock_t		lock;
+	bool			want;
+	call_single_data_t	csd;
+	atomic_t		inflight;	/* cross calls not finished */
+};
+
+static DEFINE_PER_CPU(struct np_wd_ctl, np_wd_ctl);
 
 /* hrtimer context, for a CPU whose report is written (state REPORTED). */
 void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu)
@@ -140,24 +170,33 @@ static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 	WRITE_ONCE(w->state, NP_WD_OK);
 }
 
+/* Hardirq context, on the CPU: end the episode it was reported in, if any. */
+static void np_wd_episode_end(struct np_wd_cpu *w, int cpu, u64 now)
+{
+	int kick = atomic_xchg(&w->kicked, NP_WD_KICK_NONE);
+
+	if (READ_ONCE(w->state) == NP_WD_REPORTED)
+		np_wd_recovered(w, cpu, now);
+	else if (kick == NP_WD_KICK_SILENT)
+		np_report_recovered(now - w->since_ns, 0, 0, NULL);
+}
+
 static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 {
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
 	int cpu = smp_processor_id();
 	u64 now = ktime_get_mono_fast_ns();
 	u64 prev = w->beat_ns;
-	int kick;
 
+	/* Stopped while queued or running: np_wd_want_cpu(). */
+	if (!READ_ONCE(this_cpu_ptr(&np_wd_ctl)->want))
+		return HRTIMER_NORESTART;
 	/*
 	 * The heartbeat first: from here on our own NMI self-check finds
 	 * us alive, so an episode can only end, not start, below.
 	 */
 	WRITE_ONCE(w->beat_ns, now);
-	kick = atomic_xchg(&w->kicked, NP_WD_KICK_NONE);
-	if (READ_ONCE(w->state) == NP_WD_REPORTED)
-		np_wd_recovered(w, cpu, now);
-	else if (kick == NP_WD_KICK_SILENT)
-		np_report_recovered(now - w->since_ns, 0, 0, NULL);
+	np_wd_episode_end(w, cpu, now);
 
 	/*
 	 * A checker that did not run for a threshold itself (a paused or
@@ -302,68 +341,118 @@ static struct kprobe np_wd_touch_kp = {
 
 static bool np_wd_touch_on;
 
-/* cpuhp, runs on @cpu: start its heartbeat. */
+/*
+ * Hardirq context, on @cpu (its cross call, or its cpuhp callback with
+ * interrupts off): end the last episode, then start or stop the timer as
+ * np_wd_want says now; a call sent long ago does what is wanted today.
+ * On its CPU the timer's callback cannot be running: active means queued.
+ */
+static void np_wd_cpu_sync(int cpu)
+{
+	struct np_wd_ctl *c = per_cpu_ptr(&np_wd_ctl, cpu);
+	struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
+	u64 now = ktime_get_mono_fast_ns();
+
+	np_wd_episode_end(w, cpu, now);
+	raw_spin_lock(&c->lock);
+	if (c->want) {
+		WRITE_ONCE(w->beat_ns, now);
+		WRITE_ONCE(w->state, NP_WD_OK);
+		/* Pairs with smp_rmb() in np_wd_check(): a buddy that finds
+		 * us in the mask finds the fresh heartbeat too.
+		 */
+		smp_mb__before_atomic();
+		cpumask_set_cpu(cpu, &np_wd_active);
+		hrtimer_start(&w->timer, ns_to_ktime(READ_ONCE(np_wd_period_ns)),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+	} else {
+		cpumask_clear_cpu(cpu, &np_wd_active);
+		hrtimer_try_to_cancel(&w->timer);
+	}
+	raw_spin_unlock(&c->lock);
+}
+
+static void np_wd_cpu_sync_ipi(void *unused)
+{
+	int cpu = smp_processor_id();
+
+	np_wd_cpu_sync(cpu);
+	/* Pairs with atomic_read_acquire() in np_wd_exit(). */
+	atomic_dec_return_release(per_cpu_ptr(&np_wd_ctl.inflight, cpu));
+}
+
+/*
+ * Process context, @cpu online (hotplug lock held): want its timer or
+ * not, without waiting for @cpu.  Stopping takes it out of the checks at
+ * once.  The cross call then ends what it was reported in and starts the
+ * timer; -EBUSY: the last one has not run yet, and will read the new
+ * want when it does.
+ */
+static void np_wd_want_cpu(int cpu, bool want)
+{
+	struct np_wd_ctl *c = per_cpu_ptr(&np_wd_ctl, cpu);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&c->lock, flags);
+	WRITE_ONCE(c->want, want);
+	if (!want) {
+		cpumask_clear_cpu(cpu, &np_wd_active);
+		hrtimer_try_to_cancel(per_cpu_ptr(&np_wd.timer, cpu));
+	}
+	raw_spin_unlock_irqrestore(&c->lock, flags);
+	atomic_inc(&c->inflight);
+	if (smp_call_function_single_async(cpu, &c->csd))
+		atomic_dec(&c->inflight);
+}
+
+/* cpuhp, on @cpu coming online: start its heartbeat. */
 static int np_wd_cpu_online(unsigned int cpu)
 {
 	struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
 
-	if (!cpumask_test_cpu(cpu, &np_wd_cfg.cpus))
-		return 0;
-	WRITE_ONCE(w->beat_ns, ktime_get_mono_fast_ns());
+	/* Coming up, it has no NMI of ours in flight. */
+	atomic_set(&w->nmi_req, 0);
+	atomic_set(&w->bt_req, 0);
+	atomic_set(&w->kicked, NP_WD_KICK_NONE);
 	WRITE_ONCE(w->state, NP_WD_OK);
-	atomic_set(&w->kicked, 0);
-	/* Pairs with smp_rmb() in np_wd_check(): a buddy that finds
-	 * us in the mask finds the fresh heartbeat too.
-	 */
-	smp_mb__before_atomic();
-	cpumask_set_cpu(cpu, &np_wd_active);
-	hrtimer_start(&w->timer, ns_to_ktime(np_wd_period_ns),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	WRITE_ONCE(per_cpu(np_wd_ctl.want, cpu),
+		   np_wd_running && cpumask_test_cpu(cpu, &np_wd_cfg.cpus));
+	local_irq_disable();
+	np_wd_cpu_sync(cpu);
+	local_irq_enable();
 	return 0;
 }
 
-/* cpuhp, runs on @cpu while still online: nobody may check it any more. */
+/* cpuhp, on @cpu while still online: nobody may check it any more. */
 static int np_wd_cpu_offline(unsigned int cpu)
 {
-	cpumask_clear_cpu(cpu, &np_wd_active);
-	hrtimer_cancel(per_cpu_ptr(&np_wd.timer, cpu));
+	WRITE_ONCE(per_cpu(np_wd_ctl.want, cpu), false);
+	local_irq_disable();
+	np_wd_cpu_sync(cpu);
+	local_irq_enable();
 	return 0;
 }
 
-static int np_wd_start(void)
+/* Never waits for a CPU (see the top). */
+static void np_wd_start(void)
 {
-	int ret;
+	unsigned int cpu;
 
 	lockdep_assert_held(&np_wd_mutex);
-	np_wd_thresh_ns = (u64)np_wd_cfg.thresh_s * NSEC_PER_SEC;
-	np_wd_period_ns = np_wd_thresh_ns * 2 / 5;
-	np_wd_flags = np_wd_cfg.flags;
-	cpumask_clear(&np_wd_active);
-
-	ret = register_nmi_handler(NMI_LOCAL, np_wd_nmi, 0, "nmiprof_wd");
-	if (ret)
-		return ret;
-	ret = register_nmi_handler(NMI_UNKNOWN, np_wd_unknown_nmi, 0,
-				   "nmiprof_wd_unknown");
-	if (ret)
-		goto err_local;
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "nmiprof/watchdog:online",
-				np_wd_cpu_online, np_wd_cpu_offline);
-	if (ret < 0)
-		goto err_unknown;
-	np_wd_hp_state = ret;
+	WRITE_ONCE(np_wd_thresh_ns, (u64)np_wd_cfg.thresh_s * NSEC_PER_SEC);
+	WRITE_ONCE(np_wd_period_ns, np_wd_thresh_ns * 2 / 5);
+	WRITE_ONCE(np_wd_flags, np_wd_cfg.flags);
+	cpus_read_lock();
 	np_wd_running = true;
+	for_each_online_cpu(cpu)
+		if (cpumask_test_cpu(cpu, &np_wd_cfg.cpus))
+			np_wd_want_cpu(cpu, true);
+	cpus_read_unlock();
 	pr_info("watchdog on: threshold %u s, CPUs %*pbl\n",
 		np_wd_cfg.thresh_s, cpumask_pr_args(&np_wd_cfg.cpus));
-	return 0;
-
-err_unknown:
-	unregister_nmi_handler(NMI_UNKNOWN, "nmiprof_wd_unknown");
-err_local:
-	unregister_nmi_handler(NMI_LOCAL, "nmiprof_wd");
-	return ret;
 }
 
+/* Never waits for a CPU (see the top). */
 static void np_wd_stop(void)
 {
 	unsigned int cpu;
@@ -371,17 +460,36 @@ static void np_wd_stop(void)
 	lockdep_assert_held(&np_wd_mutex);
 	if (!np_wd_running)
 		return;
-	cpuhp_remove_state(np_wd_hp_state);	/* cancels every timer */
-	for_each_possible_cpu(cpu) {
-		struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
+	cpus_read_lock();
+	np_wd_running = false;
+	for_each_online_cpu(cpu)
+		if (READ_ONCE(per_cpu(np_wd_ctl.want, cpu)))
+			np_wd_want_cpu(cpu, false);
+	cpus_read_unlock();
+	pr_info("watchdog off\n");
+}
 
-		np_nmi_ipi_drain(&w->nmi_req);
-		np_nmi_ipi_drain(&w->bt_req);
+/* From load to unload; the handlers look only at np_wd_active's CPUs. */
+static int np_wd_nmi_register(void)
+{
+	int ret;
+
+	ret = register_nmi_handler(NMI_LOCAL, np_wd_nmi, 0, "nmiprof_wd");
+	if (ret)
+		return ret;
+	ret = register_nmi_handler(NMI_UNKNOWN, np_wd_unknown_nmi, 0,
+				   "nmiprof_wd_unknown");
+	if (ret) {
+		unregister_nmi_handler(NMI_LOCAL, "nmiprof_wd");
+		return ret;
 	}
+	return 0;
+}
+
+static void np_wd_nmi_unregister(void)
+{
 	unregister_nmi_handler(NMI_UNKNOWN, "nmiprof_wd_unknown");
 	unregister_nmi_handler(NMI_LOCAL, "nmiprof_wd");
-	np_wd_running = false;
-	pr_info("watchdog off\n");
 }
 
 static int np_wd_pm_notify(struct notifier_block *nb, unsigned long action,
@@ -400,10 +508,8 @@ static int np_wd_pm_notify(struct notifier_block *nb, unsigned long action,
 	case PM_POST_SUSPEND:
 	case PM_POST_HIBERNATION:
 	case PM_POST_RESTORE:
-		if (np_wd_suspended && np_wd_start()) {
-			np_wd_cfg.enabled = false;	/* as GET reports it */
-			pr_warn("watchdog not restarted after resume; it is off\n");
-		}
+		if (np_wd_suspended)
+			np_wd_start();
 		np_wd_suspended = false;
 		break;
 	}
@@ -510,15 +616,8 @@ long np_wd_ioctl(unsigned int cmd, void __user *arg)
 	np_wd_cfg.flags = u.flags;
 	cpumask_copy(&np_wd_cfg.cpus, cpus);
 	/* While suspended, the pm notifier starts it on resume. */
-	if (np_wd_cfg.enabled && !np_wd_suspended) {
-		ret = np_wd_start();
-		/* GET must not report a watchdog that is not running. */
-		if (ret) {
-			np_wd_cfg.enabled = false;
-			pr_warn("watchdog failed to start (%ld); it is off\n",
-				ret);
-		}
-	}
+	if (np_wd_cfg.enabled && !np_wd_suspended)
+		np_wd_start();
 	mutex_unlock(&np_wd_mutex);
 out:
 	free_cpumask_var(cpus);
@@ -555,10 +654,23 @@ int np_wd_init(void)
 		return ret;
 	for_each_possible_cpu(cpu) {
 		struct hrtimer *t = per_cpu_ptr(&np_wd.timer, cpu);
+		struct np_wd_ctl *c = per_cpu_ptr(&np_wd_ctl, cpu);
 
 		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		t->function = np_wd_timer_fn;
+		raw_spin_lock_init(&c->lock);
+		INIT_CSD(&c->csd, np_wd_cpu_sync_ipi, NULL);
 	}
+
+	ret = np_wd_nmi_register();
+	if (ret)
+		goto err_report;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+					"nmiprof/watchdog:online",
+					np_wd_cpu_online, np_wd_cpu_offline);
+	if (ret < 0)
+		goto err_nmi;
+	np_wd_hp_state = ret;
 
 	if (register_kprobe(&np_wd_touch_kp))
 		pr_info("touch_nmi_watchdog() cannot be observed; not honoured\n");
@@ -566,27 +678,40 @@ int np_wd_init(void)
 		np_wd_touch_on = true;
 
 	mutex_lock(&np_wd_mutex);
-	ret = np_wd_cfg.enabled ? np_wd_start() : 0;
+	if (np_wd_cfg.enabled)
+		np_wd_start();
 	mutex_unlock(&np_wd_mutex);
-	if (ret)
-		goto err;
 	register_pm_notifier(&np_wd_pm_nb);
 	return 0;
 
-err:
-	if (np_wd_touch_on)
-		unregister_kprobe(&np_wd_touch_kp);
+err_nmi:
+	np_wd_nmi_unregister();
+err_report:
 	np_report_exit();
 	return ret;
 }
 
+/*
+ * Unload waits for a stuck CPU, here and in the kernel's free_module()
+ * (synchronize_rcu()): its timer, cross call and NMI handler run our code.
+ */
 void np_wd_exit(void)
 {
+	unsigned int cpu;
+
 	unregister_pm_notifier(&np_wd_pm_nb);
 	mutex_lock(&np_wd_mutex);
 	np_wd_stop();
 	mutex_unlock(&np_wd_mutex);
+	cpuhp_remove_state_nocalls(np_wd_hp_state);
+	for_each_possible_cpu(cpu) {
+		while (atomic_read_acquire(per_cpu_ptr(&np_wd_ctl.inflight,
+						       cpu)))
+			usleep_range(1000, 2000);
+		hrtimer_cancel(per_cpu_ptr(&np_wd.timer, cpu));
+	}
 	if (np_wd_touch_on)
 		unregister_kprobe(&np_wd_touch_kp);
+	np_wd_nmi_unregister();
 	np_report_exit();
 }

@@ -4,7 +4,7 @@
  *
  *   insmod nmiprof_lockup.ko cpu=1 secs=25 [console=1] [touch=1] [nmi=1]
  *                            [irq=1] [portlock=1] [pulse_cpu=2]
- *                            [also_cpu=0] [all=1]
+ *                            [also_cpu=0] [all=1] [delay_ms=1000]
  *
  * A kthread bound to @cpu prints "spinning now", then spins in
  * nmiprof_lockup_spin() with interrupts off for @secs seconds.  With
@@ -32,6 +32,11 @@
  * with interrupts off and nothing else; with @all, every other online
  * CPU does (the machine is stuck: only an NMI from outside gets in).
  *
+ * With @delay_ms the kthread sleeps that long first: insmod itself, after
+ * our init returns, flushes TLBs on every CPU and waits for each, so
+ * without it the insmod process spins on its CPU, preemption off, for as
+ * long as the spin lasts, and nothing else runs there.
+ *
  * Load returns at once; unload waits for the spins (and pulses) to end.
  */
 #include <linux/completion.h>
@@ -57,6 +62,10 @@ MODULE_PARM_DESC(cpu, "CPU to lock up");
 static unsigned int secs = 25;
 module_param(secs, uint, 0444);
 MODULE_PARM_DESC(secs, "Seconds with interrupts off (1..60)");
+
+static unsigned int delay_ms;
+module_param(delay_ms, uint, 0444);
+MODULE_PARM_DESC(delay_ms, "Sleep this long before the spin (at most 10000)");
 
 static bool console;
 module_param(console, bool, 0444);
@@ -167,6 +176,7 @@ static int nmiprof_lockup_fn(void *unused)
 {
 	unsigned long flags, port_flags = 0;
 
+	msleep(delay_ms);
 	pr_info("nmiprof_lockup: spinning now on CPU %u for %u s%s%s%s%s\n",
 		cpu, secs, console ? ", holding console_lock" : "",
 		portlock ? ", holding ttyS0's port lock" : "",
@@ -306,7 +316,8 @@ static int __init nmiprof_lockup_init(void)
 	static struct cpumask also;
 	unsigned int c;
 
-	if (secs < 1 || secs > 60 || cpu >= nr_cpu_ids || !cpu_online(cpu))
+	if (secs < 1 || secs > 60 || delay_ms > 10000 || cpu >= nr_cpu_ids ||
+	    !cpu_online(cpu))
 		return -EINVAL;
 	if ((pulse_cpu != -1 && !nmiprof_lockup_other_cpu(pulse_cpu)) ||
 	    (also_cpu != -1 && !nmiprof_lockup_other_cpu(also_cpu)) ||

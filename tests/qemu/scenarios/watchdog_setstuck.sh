@@ -1,0 +1,51 @@
+# SET_WATCHDOG waits for no CPU (issue 14, section 4): while CPU 1 spins
+# 8 s with interrupts off (under the 10 s threshold), nmiprof_wdset turns
+# the watchdog off, then on with a 2 s threshold.  Each call must return
+# during the spin, within 2 s.  CPU 1 is watched again once it is back:
+# a 4 s lockup afterwards is reported, once, and recovers.
+# The spin starts 1 s after its insmod: insmod waits for every CPU
+# (TLB flushes) with preemption off, and would hold CPU 0 for the spin.
+# @smp 2
+# @timeout 120
+# @modules nmiprof_lockup
+# @progs tests/progs/nmiprof_wdset
+# @files tests/qemu/modules/lockup/lockup_lib.sh:/bench/lockup_lib.sh
+# @allow nmiprof: hard LOCKUP on CPU 1,
+. /bench/lockup_lib.sh
+
+wd_load
+# Started, and past exec, before the spin: see nmiprof_wdset.c.
+nmiprof_wdset -r /tmp/wdset.ready -w 'nmiprof_lockup: spinning now' \
+	1000 0:10 1:2 >$RESULTS/wdset.txt 2>&1 &
+ws=$!
+_i=0
+while [ ! -e /tmp/wdset.ready ] && [ $_i -lt 300 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
+wd_lockup cpu=1 secs=8 delay_ms=1000
+wait $ws || fail "nmiprof_wdset failed"
+cat $RESULTS/wdset.txt
+
+# In the kernel's log order: both calls between the spin's start and end.
+dmesg >$RESULTS/dmesg_spin.txt
+awk '
+/nmiprof_lockup: spinning now/ { spin = 1 }
+/nmiprof_lockup: done/ { spin = 0 }
+/nmiprof_wdset: SET_WATCHDOG/ {
+	n++
+	ms = $NF == "ms" ? $(NF - 1) : -1
+	if (!spin) { print "FAIL: returned after the spin ended: " $0; bad = 1 }
+	else if ($0 !~ /: done after/ || ms > 2000) { print "FAIL: " $0; bad = 1 }
+	else print "ok: during the spin: " $0
+}
+END { if (n != 2) { print "FAIL: " n " SET_WATCHDOG lines, want 2"; bad = 1 }
+      exit bad }' $RESULTS/dmesg_spin.txt ||
+	fail "SET_WATCHDOG waited for the CPU with interrupts off"
+
+check "watchdog on at 2 s" dmesg_has 'nmiprof: watchdog on: threshold 2 s'
+wd_lockup cpu=1 secs=4
+n=$(dmesg | grep -c 'nmiprof: hard LOCKUP on CPU 1,')
+[ "$n" -eq 1 ] || fail "CPU 1 reported $n times after the restart, want 1"
+check "CPU 1 recovered" dmesg_has 'nmiprof: CPU 1 recovered after'
+wd_finish
