@@ -446,6 +446,24 @@ static int fleet_committed(struct npd_fleet *f, const struct fleet_seg *s)
 	return ret;
 }
 
+int npd_fleet_read_slice(struct np_store_reader *rd, const char *name,
+			 struct np_agg *a, struct np_read_stats *st,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	np_agg_reset(a);
+	err[0] = 0;
+	ret = np_store_reader_read(rd, name, a, st, err, errlen);
+	if (!ret)
+		return 0;
+	if (np_store_err_transient(ret))
+		return -1;
+	if (ret == -ENOENT)
+		err[0] = 0;
+	return 1;
+}
+
 /* Add one slice to the batch.  0 added, 1 gone (lost), -1 failed. */
 static int fleet_add(struct npd_fleet *f, struct np_store_reader *rd,
 		     const struct fleet_seg *s, uint64_t *samples)
@@ -455,12 +473,14 @@ static int fleet_add(struct npd_fleet *f, struct np_store_reader *rd,
 	char err[512];
 	int ret;
 
-	np_agg_reset(f->agg);
-	ret = np_store_reader_read(rd, s->name, f->agg, &st, err, sizeof(err));
-	if (ret == -ENOENT)
-		return 1;
-	if (ret) {
-		np_warn("fleet: %s cannot be read, not sent: %s", s->name, err);
+	ret = npd_fleet_read_slice(rd, s->name, f->agg, &st, err, sizeof(err));
+	if (ret < 0) {
+		fleet_failed(f, err);
+		return -1;
+	}
+	if (ret > 0) {
+		if (err[0])
+			np_warn("fleet: %s cannot be read, not sent: %s", s->name, err);
 		return 1;
 	}
 	if (s->start_ns / NS_PER_SEC / FLEET_KNOWN_PERIOD_S != f->known_period) {

@@ -30,4 +30,17 @@ void npd_fleet_status(struct npd_fleet *f, struct np_ctl_status *st);
 /* Heap bytes the exporter holds (its stack memo and buffers). */
 size_t npd_fleet_mem(struct npd_fleet *f);
 
+/*
+ * One slice of the store read into a (reset first) to be shipped.  0
+ * read; 1 lost to the fleet (retention removed it: err empty, or it is
+ * damaged); -1 not read now (short of memory or file descriptors, err
+ * says which): the exporter tries it again after a backoff.
+ */
+struct np_store_reader;
+struct np_agg;
+struct np_read_stats;
+int npd_fleet_read_slice(struct np_store_reader *rd, const char *name,
+			 struct np_agg *a, struct np_read_stats *st,
+			 char *err, size_t errlen);
+
 #endif /* NPD_FLEET_H */

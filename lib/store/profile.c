@@ -199,9 +199,11 @@ int np_profile_read(const char *path, const struct np_read_opts *o,
 		free(buf);
 		return -EINVAL;
 	}
-	np_seg_read_buf(path, buf, len, o, a, st, NULL);
+	ret = np_seg_read_buf(path, buf, len, o, a, st, NULL);
 	free(buf);
-	return 0;
+	if (ret)
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	return ret;
 }
 
 static int count_desc(const void *a, const void *b)

@@ -21,6 +21,7 @@
 #ifndef NP_STORE_H
 #define NP_STORE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "agg.h"
@@ -101,10 +102,17 @@ int np_profile_read(const char *path, const struct np_read_opts *o,
  * exporter ships each slice alone).  The reader keeps the stack
  * dictionary it last loaded, so consecutive segments of one epoch load it
  * once.  Read returns 0, -ENOENT if retention removed the segment, or
- * -errno / -EBADMSG (err filled) if it cannot be read.
+ * -errno / -EBADMSG (err filled) if it cannot be read; after an error
+ * np_store_err_transient() names, a later read may succeed.
  */
 struct np_store_reader;
 struct np_store_reader *np_store_reader_open(const char *dir);
+/* A read error a later attempt may not meet (memory, file descriptors):
+ * the segment is not damaged, it was not read. */
+static inline int np_store_err_transient(int err)
+{
+	return err == -ENOMEM || err == -EMFILE || err == -ENFILE;
+}
 int np_store_reader_read(struct np_store_reader *r, const char *name,
 			 struct np_agg *a, struct np_read_stats *st,
 			 char *err, size_t errlen);

@@ -475,12 +475,12 @@ static int rd_load(struct np_dict_rd *rd, uint64_t epoch)
 	if (rd->loaded && rd->epoch == epoch)
 		return 0;
 	rd_unload(rd);
-	rd->epoch = epoch;
-	rd->loaded = 1;
 	rd->nd = malloc(sizeof(*rd->nd));
 	rd->mk = malloc(sizeof(*rd->mk));
-	if (!rd->nd || !rd->mk)
+	if (!rd->nd || !rd->mk) {
+		rd_unload(rd);
 		return -ENOMEM;
+	}
 	rd->cap_n = rd->cap_mk = 1;
 	rd->nd[0].parent = rd->nd[0].frame = 0;
 	/* the empty prefix: what a segment without stacks may name */
@@ -489,8 +489,13 @@ static int rd_load(struct np_dict_rd *rd, uint64_t epoch)
 	snprintf(path, sizeof(path), "%s/dict-%016llx.npd", rd->pdir,
 		 (unsigned long long)epoch);
 	ret = np_read_file(path, NP_DICT_MAX_FILE, &buf, &len);
-	if (ret == -ENOMEM)
+	/* Not loaded: the next segment tries again, not "damaged" for good. */
+	if (np_store_err_transient(ret)) {
+		rd_unload(rd);
 		return ret;
+	}
+	rd->epoch = epoch;
+	rd->loaded = 1;
 	if (ret) {
 		snprintf(rd->why, sizeof(rd->why), "dict-%016llx.npd: %s",
 			 (unsigned long long)epoch, strerror(-ret));
@@ -772,21 +777,22 @@ static uint32_t map_node(struct np_dict_rd *rd, struct np_stacktab *st,
 }
 
 /* Bring rd to the prefix a segment needs; the mark at its end, or NULL
- * with err set. */
+ * with err set and *fail -errno (transient: try again) or 0 (damage). */
 static const struct rd_mark *rd_need(struct np_dict_rd *rd,
-				     const struct np_seg_info *in, int *oom,
+				     const struct np_seg_info *in, int *fail,
 				     char *err, size_t errlen)
 {
 	uint32_t lo = 0, hi;
 
-	*oom = 0;
-	if (rd_load(rd, in->epoch)) {
-		*oom = 1;
+	*fail = rd_load(rd, in->epoch);
+	if (*fail) {
+		snprintf(err, errlen, "its stack dictionary: %s", strerror(-*fail));
 		return NULL;
 	}
 	while (rd->good < in->dict_len && !rd->why[0] && rd->file) {
 		if (rd_chunk(rd)) {
-			*oom = 1;
+			*fail = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
 			return NULL;
 		}
 	}
@@ -824,7 +830,7 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
 	struct np_seg_info in;
 	uint8_t *raw = NULL;
 	struct np_rd r;
-	int ret, oom;
+	int ret, fail;
 
 	ret = np_seg_header(buf, len, &in, err, errlen);
 	if (ret)
@@ -843,12 +849,9 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
 		snprintf(err, errlen, "segment table counts exceed payload");
 		return -EBADMSG;
 	}
-	mk = rd_need(rd, &in, &oom, err, errlen);
-	if (!mk) {
-		if (oom)
-			snprintf(err, errlen, "out of memory");
-		return oom ? -ENOMEM : -EBADMSG;
-	}
+	mk = rd_need(rd, &in, &fail, err, errlen);
+	if (!mk)
+		return fail ? fail : -EBADMSG;
 	if (rd_maps(rd, a) || np_seg_recs_alloc(&rc, in.nr_records))
 		goto oom;
 	raw = np_seg_payload(buf, &in, err, errlen, &ret);

@@ -55,9 +55,9 @@ static void stats_add(struct np_read_stats *st, const struct np_seg_info *in)
 	st->lost += in->lost;
 }
 
-void np_seg_read_buf(const char *name, const uint8_t *buf, size_t len,
-			  const struct np_read_opts *o, struct np_agg *a,
-			  struct np_read_stats *st, struct np_dict_rd *rd)
+int np_seg_read_buf(const char *name, const uint8_t *buf, size_t len,
+		    const struct np_read_opts *o, struct np_agg *a,
+		    struct np_read_stats *st, struct np_dict_rd *rd)
 {
 	size_t off = 0;
 
@@ -87,17 +87,18 @@ void np_seg_read_buf(const char *name, const uint8_t *buf, size_t len,
 		np_store_warnf(o->warn, o->warn_arg,
 			       "%s: offset %zu: %s, skipped", name, off, why);
 		st->skipped++;
-		if (ret == -ENOMEM)
-			return;
+		if (np_store_err_transient(ret))
+			return ret;
 		{
 			const uint8_t *next = memmem(buf + off + 1, len - off - 1,
 						     NP_SEG_MAGIC, 8);
 
 			if (!next)
-				return;
+				return 0;
 			off = next - buf;
 		}
 	}
+	return 0;
 }
 
 int np_seg_read_one(const char *path, const struct np_read_opts *o,
@@ -115,7 +116,9 @@ int np_seg_read_one(const char *path, const struct np_read_opts *o,
 		st->skipped++;
 		return ret;
 	}
-	np_seg_read_buf(path, buf, len, o, a, st, rd);
+	ret = np_seg_read_buf(path, buf, len, o, a, st, rd);
 	free(buf);
+	if (ret)
+		return ret;
 	return st->skipped == before ? 0 : -EBADMSG;
 }

@@ -155,14 +155,15 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
  * Merge every segment of buf (len bytes, named name in warnings) into a;
  * resynchronises on the magic after damage, so one bad segment does not
  * hide the ones after it.  rd: the store's dictionaries (NULL: a file).
+ * 0, or the -errno np_store_err_transient() names (damage is no error).
  */
-void np_seg_read_buf(const char *name, const uint8_t *buf, size_t len,
-		     const struct np_read_opts *o, struct np_agg *a,
-		     struct np_read_stats *st, struct np_dict_rd *rd);
+int np_seg_read_buf(const char *name, const uint8_t *buf, size_t len,
+		    const struct np_read_opts *o, struct np_agg *a,
+		    struct np_read_stats *st, struct np_dict_rd *rd);
 /* Merge one segment file of a store directory; damage is reported
  * through o->warn and counted in st->skipped.  rd resolves version-4
  * segments (NULL: they are skipped as needing a dictionary).
- * 0 or -errno. */
+ * 0, -errno, or -EBADMSG (damage). */
 int np_seg_read_one(const char *path, const struct np_read_opts *o,
 		    struct np_agg *a, struct np_read_stats *st,
 		    struct np_dict_rd *rd);

@@ -12,7 +12,7 @@ set_tests_properties(daemon_e2e PROPERTIES
 
 # Unit tests of daemon modules, linked with nmiprofd_core (every daemon
 # source but main.c).  Label "unit": fast, no perf events needed.
-foreach(_t config live symcache ingest symnames)
+foreach(_t config live symcache ingest symnames fleet)
   add_executable(test_npd_${_t} ${CMAKE_CURRENT_LIST_DIR}/test_npd_${_t}.c)
   target_link_libraries(test_npd_${_t} PRIVATE nmiprofd_core)
   add_test(NAME test_npd_${_t} COMMAND test_npd_${_t})
