@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "np_arena.h"
 #include "np_fleet.h"
 #include "store.h"
 
@@ -31,7 +32,6 @@ struct np_ch *cli_cluster_open(const char *cmd, const struct cli_source *src,
 	o.url = src->cluster;
 	o.password = pw[0] ? pw : NULL;
 	o.timeout_s = 300;
-	o.params = NP_FLEET_QUERY_PARAMS;
 	c = np_ch_open(&o, err, sizeof(err));
 	explicit_bzero(pw, sizeof(pw));
 	if (!c) {
@@ -62,13 +62,13 @@ void cli_cluster_filter(const struct cli_source *src, const struct topview_filte
 struct stack_ent {
 	uint64_t hash;
 	unsigned int nr;
-	struct np_frame *frames;	/* strings owned */
-	char (*names)[NP_SYM_UNNAMED_MAX];
+	struct np_frame *frames;	/* strings in the map's arena */
 };
 
 struct stack_map {
 	struct stack_ent *v;
 	size_t mask, n;
+	struct np_arena strs;
 };
 
 static struct stack_ent *map_slot(struct stack_map *m, uint64_t h)
@@ -87,24 +87,18 @@ static int map_init(struct stack_map *m, size_t n)
 
 	while (cap < n * 2 + 2)
 		cap *= 2;
+	memset(m, 0, sizeof(*m));
 	m->v = calloc(cap, sizeof(*m->v));
 	m->mask = cap - 1;
-	m->n = 0;
 	return m->v ? 0 : -ENOMEM;
 }
 
 static void map_free(struct stack_map *m)
 {
-	for (size_t i = 0; m->v && i <= m->mask; i++) {
-		for (unsigned int j = 0; j < m->v[i].nr; j++) {
-			free((char *)m->v[i].frames[j].dso);
-			if (m->v[i].frames[j].sym != m->v[i].names[j])
-				free((char *)m->v[i].frames[j].sym);
-		}
+	for (size_t i = 0; m->v && i <= m->mask; i++)
 		free(m->v[i].frames);
-		free(m->v[i].names);
-	}
 	free(m->v);
+	np_arena_free(&m->strs);
 }
 
 static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
@@ -115,21 +109,20 @@ static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
 
 	if (e->hash)
 		return 0;
-	e->frames = calloc(nr, sizeof(*e->frames));
-	e->names = calloc(nr, sizeof(*e->names));
-	if (!e->frames || !e->names)
+	e->frames = calloc(nr ? nr : 1, sizeof(*e->frames));
+	if (!e->frames)
 		return -ENOMEM;
 	e->hash = stack ? stack : 1;
 	for (unsigned int i = 0; i < nr; i++) {
+		const char *dso = fr[i].dso ? fr[i].dso : "[unknown]", *sym = fr[i].name;
+		char unnamed[NP_SYM_UNNAMED_MAX];
+
+		if (!sym)
+			sym = np_sym_unnamed(unnamed, sizeof(unnamed), dso,
+					     fr[i].offset);
 		e->frames[i].kernel = fr[i].kernel;
-		e->frames[i].dso = strdup(fr[i].dso ? fr[i].dso : "[unknown]");
-		if (fr[i].name) {
-			e->frames[i].sym = strdup(fr[i].name);
-		} else {
-			e->frames[i].sym = np_sym_unnamed(e->names[i],
-							  sizeof(e->names[i]),
-							  fr[i].dso, fr[i].offset);
-		}
+		e->frames[i].dso = np_arena_strdup(&m->strs, dso, strlen(dso));
+		e->frames[i].sym = np_arena_strdup(&m->strs, sym, strlen(sym));
 		if (!e->frames[i].dso || !e->frames[i].sym)
 			return -ENOMEM;
 		e->nr = i + 1;
@@ -221,7 +214,7 @@ static int fetch(const char *cmd, struct np_ch *c, const struct np_fleet_filter 
 			ids[n++] = rows->v[i].stack;
 		}
 	}
-	free(seen.v);
+	map_free(&seen);
 	ret = np_fleet_query_stacks(c, ids, n, map_stack, map, err, sizeof(err));
 	free(ids);
 	if (ret) {

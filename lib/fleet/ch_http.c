@@ -331,12 +331,35 @@ static void ch_reply_line(const struct np_buf *b, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)n, np_buf_str(b));
 }
 
-int np_ch_exec(struct np_ch *c, const char *sql, const void *data,
-	       size_t len, struct np_buf *out, char *err, size_t errlen)
+/* &name=value, the value URL-escaped; -1 on ENOMEM. */
+static int ch_url_param(CURL *h, struct np_buf *url, const char *name,
+			const char *suffix, const char *value)
+{
+	char *q = curl_easy_escape(h, value, 0);
+
+	if (!q)
+		return -1;
+	np_ch_buf_str(url, strchr(np_buf_str(url), '?') ? "&" : "?");
+	np_ch_buf_str(url, name);
+	np_ch_buf_str(url, suffix);
+	np_ch_buf_str(url, "=");
+	np_ch_buf_str(url, q);
+	curl_free(q);
+	return url->oom ? -1 : 0;
+}
+
+/*
+ * One request: sql as the body, or in the URL when data (the body) or a
+ * table (a multipart body, ClickHouse's external data) goes with it.
+ */
+static int ch_request(struct np_ch *c, const char *sql, const void *data,
+		      size_t len, const struct np_ch_table *t,
+		      struct np_buf *out, char *err, size_t errlen)
 {
 	struct np_buf reply = { 0 }, url = { 0 };
 	struct curl_slist *hdr = NULL;
 	char cerr[CURL_ERROR_SIZE] = "", line[320];
+	curl_mime *mime = NULL;
 	long status = 0;
 	CURLcode rc;
 	CURL *h = c->curl;
@@ -347,31 +370,45 @@ int np_ch_exec(struct np_ch *c, const char *sql, const void *data,
 		np_ch_buf_str(&url, strchr(c->base, '?') ? "&" : "?");
 		np_ch_buf_str(&url, c->params);
 	}
-	if (data) {
-		char *q = curl_easy_escape(h, sql, 0);
-
-		if (!q) {
-			ch_seterr(err, errlen, "out of memory");
-			goto out;
-		}
-		np_ch_buf_str(&url, strchr(np_buf_str(&url), '?') ? "&query=" : "?query=");
-		np_ch_buf_str(&url, q);
-		curl_free(q);
+	if ((data || t) && ch_url_param(h, &url, "query", "", sql)) {
+		ch_seterr(err, errlen, "out of memory");
+		goto out;
+	}
+	if (t && (ch_url_param(h, &url, t->name, "_structure", t->structure) ||
+		  ch_url_param(h, &url, t->name, "_format", "TabSeparated"))) {
+		ch_seterr(err, errlen, "out of memory");
+		goto out;
 	}
 	if (url.oom) {
 		ch_seterr(err, errlen, "out of memory");
 		goto out;
 	}
 	curl_easy_reset(h);
+	if (t) {
+		curl_mimepart *part;
+
+		mime = curl_mime_init(h);
+		part = mime ? curl_mime_addpart(mime) : NULL;
+		if (!part || curl_mime_name(part, t->name) ||
+		    curl_mime_filename(part, t->name) ||
+		    curl_mime_data(part, t->data, t->len)) {
+			ch_seterr(err, errlen, "out of memory");
+			goto out;
+		}
+	}
 	curl_easy_setopt(h, CURLOPT_URL, np_buf_str(&url));
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, data ? data : (const void *)sql);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-			 (curl_off_t)(data ? len : strlen(sql)));
+	if (mime) {
+		curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+	} else {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, data ? data : (const void *)sql);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)(data ? len : strlen(sql)));
+		hdr = curl_slist_append(hdr, "Content-Type: text/plain");
+	}
 	/* The server answers big inserts at once; no 100-continue round trip. */
 	hdr = curl_slist_append(hdr, "Expect:");
-	hdr = curl_slist_append(hdr, "Content-Type: text/plain");
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ch_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
@@ -406,18 +443,36 @@ int np_ch_exec(struct np_ch *c, const char *sql, const void *data,
 		ch_seterr(err, errlen, "HTTP %ld: %s", status, line);
 		goto out;
 	}
-	if (out && reply.len)
+	if (out && !out->p) {	/* the reply itself: tens of MB, not copied */
+		*out = reply;
+		np_buf_init(&reply);
+	} else if (out && reply.len) {
 		np_buf_puts(out, np_buf_str(&reply), reply.len);
+	}
 	ret = out && out->oom ? -1 : 0;
 	if (ret)
 		ch_seterr(err, errlen, "out of memory for the reply");
 out:
 	/* Nothing keeps the password around in libcurl's options. */
 	curl_easy_reset(h);
+	curl_mime_free(mime);
 	curl_slist_free_all(hdr);
 	np_buf_free(&reply);
 	np_buf_free(&url);
 	return ret;
+}
+
+int np_ch_exec(struct np_ch *c, const char *sql, const void *data,
+	       size_t len, struct np_buf *out, char *err, size_t errlen)
+{
+	return ch_request(c, sql, data, len, NULL, out, err, errlen);
+}
+
+int np_ch_query_with(struct np_ch *c, const char *sql,
+		     const struct np_ch_table *t, struct np_buf *out,
+		     char *err, size_t errlen)
+{
+	return ch_request(c, sql, NULL, 0, t, out, err, errlen);
 }
 
 int np_ch_read_password(const char *path, char *pw, size_t len,

@@ -172,101 +172,157 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 	return ret;
 }
 
-/* The frames of one stack collected from its rows, then handed to fn. */
-struct stack_acc {
-	uint64_t stack;
-	struct np_sym *f;
-	char **strs;
-	unsigned int nr, cap;
-};
+/* ---- frames: RowBinary, one row per stack ----------------------------- */
 
-static void acc_clear(struct stack_acc *a)
+static uint64_t rb_u64(struct np_rd *r)
 {
-	for (unsigned int i = 0; i < a->nr * 2; i++)
-		free(a->strs[i]);
-	a->nr = 0;
+	uint64_t v = 0;
+
+	if (r->end - r->p < 8) {
+		r->bad = 1;
+		return 0;
+	}
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | r->p[i];
+	r->p += 8;
+	return v;
 }
 
-static int acc_add(struct stack_acc *a, int kernel, const char *dso,
-		   const char *func, uint64_t off)
+/* An array's length: no more elements than bytes left (each takes one). */
+static uint64_t rb_len(struct np_rd *r)
 {
-	if (a->nr == a->cap) {
-		unsigned int nc = a->cap ? a->cap * 2 : 64;
-		struct np_sym *f = realloc(a->f, nc * sizeof(*f));
-		char **s;
+	uint64_t n = np_get_var(r);
+
+	if (n > (uint64_t)(r->end - r->p)) {
+		r->bad = 1;
+		return 0;
+	}
+	return n;
+}
+
+/* One stack's frames, its strings NUL-terminated in str. */
+struct stack_row {
+	struct np_sym *f;
+	size_t cap;
+	struct np_buf str;
+};
+
+/*
+ * A row: stack UInt64, kernel Array(UInt8), dsos Array(String), funcs
+ * Array(String), offsets Array(UInt64).  0, -1 malformed, -ENOMEM.
+ */
+static int rb_stack(struct np_rd *r, struct stack_row *row, uint64_t *stack,
+		    unsigned int *nr)
+{
+	uint64_t n = 0;
+	size_t *soff;
+
+	*stack = rb_u64(r);
+	n = rb_len(r);
+	if (r->bad || n > UINT32_MAX)
+		return -1;
+	if (n > row->cap) {
+		struct np_sym *f = realloc(row->f, n * (sizeof(*f) + 2 * sizeof(size_t)));
 
 		if (!f)
 			return -ENOMEM;
-		a->f = f;
-		s = realloc(a->strs, nc * 2 * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		a->strs = s;
-		a->cap = nc;
+		row->f = f;
+		row->cap = n;
 	}
-	a->strs[a->nr * 2] = strdup(dso);
-	a->strs[a->nr * 2 + 1] = *func ? strdup(func) : NULL;
-	if (!a->strs[a->nr * 2] || (*func && !a->strs[a->nr * 2 + 1])) {
-		free(a->strs[a->nr * 2]);
-		free(a->strs[a->nr * 2 + 1]);
+	/* string offsets into str, after the frames: str may move */
+	soff = (size_t *)(row->f + row->cap);
+	if ((uint64_t)(r->end - r->p) < n)
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		row->f[i].kernel = *r->p++ != 0;
+	for (int a = 0; a < 2; a++) {
+		if (rb_len(r) != n)
+			return -1;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t len = np_get_var(r);
+
+			if (r->bad || len > (uint64_t)(r->end - r->p))
+				return -1;
+			soff[i * 2 + a] = row->str.len;
+			np_buf_puts(&row->str, (const char *)r->p, len);
+			if (!row->str.oom)
+				row->str.len++;		/* its NUL */
+			r->p += len;
+		}
+	}
+	if (rb_len(r) != n)
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		row->f[i].offset = rb_u64(r);
+	if (r->bad)
+		return -1;
+	if (row->str.oom)
 		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		const char *name = (const char *)row->str.p + soff[i * 2 + 1];
+
+		row->f[i].dso = (const char *)row->str.p + soff[i * 2];
+		row->f[i].name = *name ? name : NULL;
 	}
-	a->f[a->nr].dso = a->strs[a->nr * 2];
-	a->f[a->nr].name = a->strs[a->nr * 2 + 1];
-	a->f[a->nr].offset = off;
-	a->f[a->nr].kernel = kernel;
-	a->nr++;
+	*nr = (unsigned int)n;
 	return 0;
 }
 
-/* Ids per request: about 21 bytes and 2 AST elements each, within the
- * limits NP_FLEET_QUERY_PARAMS raises. */
+/* Stacks per request: bounds the reply (about 1.4 KB a stack of 25). */
 #define STACKS_PER_QUERY	100000
 
 /*
- * One row per frame: the arrays ARRAY JOINed side by side (indexing them
- * after a join of one copied every array per frame: 7 s for 5000 stacks
- * on 18.16) and no GROUP BY: a stack stored twice (two days, parts not
- * merged yet) comes twice, each copy's frames together and numbered from
- * 1, and fn keeps the first.
+ * The stacks' rows as they are stored, in RowBinary: no ARRAY JOIN (a
+ * row per frame, each a copy of the strings) and no text to unescape.
+ * No GROUP BY either: a stack stored twice (two days, parts not merged
+ * yet) comes twice, and fn keeps the first.  The ids go as a table sent
+ * with the query, not as literals: 18.16 took 4.4 s to parse 50000 of
+ * them (on each shard), the table 0.2 s.
  */
 static int query_stacks_chunk(struct np_ch *c, const uint64_t *stacks,
 			      size_t nr, np_fleet_stack_fn fn, void *arg,
 			      char *err, size_t errlen)
 {
-	struct np_buf sql = { 0 }, out = { 0 };
-	struct stack_acc acc = { 0 };
-	char *cur, *fld[6];
+	struct np_buf sql = { 0 }, ids = { 0 }, out = { 0 };
+	struct stack_row row = { 0 };
+	struct np_ch_table t = { .name = "ids", .structure = "stack UInt64" };
+	char msg[512];
+	struct np_rd r;
 	int ret = 0;
 
 	np_ch_buf_printf(&sql,
-		"SELECT stack, i, k, d, f, o FROM %s.stacks"
-		" ARRAY JOIN arrayEnumerate(funcs) AS i, kernel AS k, dsos AS d,"
-		" funcs AS f, offsets AS o PREWHERE stack IN (", np_ch_database(c));
+		"SELECT stack, kernel, dsos, funcs, offsets FROM %s.stacks"
+		" PREWHERE stack IN ids FORMAT RowBinary", np_ch_database(c));
 	for (size_t i = 0; i < nr; i++)
-		np_ch_buf_printf(&sql, "%s%" PRIu64, i ? "," : "", stacks[i]);
-	np_ch_buf_str(&sql, ") FORMAT TabSeparated");
-	ret = run(c, &sql, &out, err, errlen);
-	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 6) == 6;) {
-		uint64_t st = strtoull(fld[0], NULL, 10);
-
-		if (acc.nr && (st != acc.stack || !strcmp(fld[1], "1"))) {
-			ret = fn(acc.stack, acc.f, acc.nr, arg);
-			acc_clear(&acc);
-		}
-		acc.stack = st;
-		if (!ret && acc_add(&acc, fld[2][0] == '1', fld[3], fld[4],
-				    strtoull(fld[5], NULL, 10))) {
-			snprintf(err, errlen, "out of memory");
-			ret = -1;
-		}
+		np_ch_buf_printf(&ids, "%" PRIu64 "\n", stacks[i]);
+	t.data = ids.p;
+	t.len = ids.len;
+	if (sql.oom || ids.oom) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	} else if (np_ch_query_with(c, np_buf_str(&sql), &t, &out, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
+		ret = -1;
 	}
-	if (!ret && acc.nr)
-		ret = fn(acc.stack, acc.f, acc.nr, arg);
-	acc_clear(&acc);
-	free(acc.f);
-	free(acc.strs);
+	r = (struct np_rd){ .p = out.p, .end = out.p + out.len };
+	while (!ret && r.p < r.end) {
+		unsigned int n;
+		uint64_t st;
+
+		np_buf_reset(&row.str);
+		ret = rb_stack(&r, &row, &st, &n);
+		if (ret == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		else if (ret)
+			snprintf(err, errlen, "%s: malformed stacks reply at byte %zu",
+				 np_ch_url(c), (size_t)(r.p - out.p));
+		else
+			ret = fn(st, row.f, n, arg);
+	}
+	free(row.f);
+	np_buf_free(&row.str);
 	np_buf_free(&sql);
+	np_buf_free(&ids);
 	np_buf_free(&out);
 	return ret;
 }

@@ -68,6 +68,24 @@ int np_ch_exec(struct np_ch *c, const char *sql, const void *data,
 	       size_t len, struct np_buf *out, char *err, size_t errlen);
 
 /*
+ * A table sent along with a query (ClickHouse's "external data", a
+ * temporary table the query reads by name, `x IN name`; shards of a
+ * Distributed table get it too): a long id list costs seconds to parse
+ * as SQL literals, milliseconds as rows.
+ */
+struct np_ch_table {
+	const char *name;	/* an identifier */
+	const char *structure;	/* "stack UInt64" */
+	const void *data;	/* TabSeparated rows */
+	size_t len;
+};
+
+/* Run one SELECT with table t; out and the result as np_ch_exec(). */
+int np_ch_query_with(struct np_ch *c, const char *sql,
+		     const struct np_ch_table *t, struct np_buf *out,
+		     char *err, size_t errlen);
+
+/*
  * Read a password file: the first line.  The file must be a regular
  * file owned by root or the caller, readable by no one else (mode
  * 0600 or 0400); else -1 with the reason.

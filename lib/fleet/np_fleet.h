@@ -113,11 +113,9 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 
 /*
  * Frames of the given stacks; fn gets each stack's frames, innermost
- * first, and may get a stack twice (keep the first).  c must be opened
- * with NP_FLEET_QUERY_PARAMS: the ids go in the query, 100000 at a time.
+ * first (valid during the call), and may get a stack twice (keep the
+ * first).
  */
-#define NP_FLEET_QUERY_PARAMS \
-	"max_query_size=8388608&max_ast_elements=1000000&max_expanded_ast_elements=1000000"
 typedef int (*np_fleet_stack_fn)(uint64_t stack, const struct np_sym *frames,
 				 unsigned int nr, void *arg);
 int np_fleet_query_stacks(struct np_ch *c, const uint64_t *stacks, size_t nr,
