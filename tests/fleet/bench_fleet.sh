@@ -18,13 +18,16 @@
 #      run (bench_store_size's synthetic stream at the same rate)
 #   4. `nmiprof report --cluster -n 50` over the whole fleet, wall time,
 #      against a one-host query in the same run
+#   0. first, with BENCH_DAEMON_CPU and NMIPROFD given: the exporter's CPU
+#      in nmiprofd at 1 kHz on every CPU, against the daemon's own in the
+#      same run (bench_daemon_cpu with CLICKHOUSE_URL, a database of its
+#      own), 60 s slices, EXPORTER_SECONDS long (default 130, two
+#      slices; 0 skips it)
 #
-# Not measured here: the exporter's CPU in the daemon (see the report).
-#
-#   bench_fleet.sh NMIPROF BENCH_STORE_SIZE WORKDIR
+#   bench_fleet.sh NMIPROF BENCH_STORE_SIZE WORKDIR [BENCH_DAEMON_CPU NMIPROFD]
 # Env: HOSTS HOURS ROWS POOL.  Exits 77 where clickhouse-server is missing.
 set -u
-NMIPROF=$1 STORE_BENCH=$2 WORK=$3/bench.$$
+NMIPROF=$1 STORE_BENCH=$2 WORK=$3/bench.$$ CPU_BENCH=${4:-} NMIPROFD=${5:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/ch_lib.sh"
 HOSTS=${HOSTS:-100} HOURS=${HOURS:-24} ROWS=${ROWS:-300} POOL=${POOL:-20000}
@@ -39,6 +42,16 @@ trap 'ch_stop 1; ch_stop 2; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT INT TERM
 ch_start 1 "$WORK/ch1" || exit 1
 ch_start 2 "$WORK/ch2" || exit 1
 "$NMIPROF" cluster init --name fleet "$U1" "$U2" >/dev/null || exit 1
+
+# 0. the exporter's CPU, in a database of its own
+if [ -n "$CPU_BENCH" ] && [ -n "$NMIPROFD" ] && [ "${EXPORTER_SECONDS:-130}" != 0 ]; then
+	C1="http://127.0.0.1:$CH_HTTP1/?database=nmiprof_cpu"
+	"$NMIPROF" cluster init --name fleet "$C1" \
+		"http://127.0.0.1:$CH_HTTP2/?database=nmiprof_cpu" >/dev/null || exit 1
+	echo "== the exporter's CPU in nmiprofd (bench_daemon_cpu, 1000 Hz) =="
+	CLICKHOUSE_URL=$C1 SLICE_SECONDS=60 "$CPU_BENCH" "$NMIPROFD" \
+		"${EXPORTER_SECONDS:-130}" 1000 | grep -E '^(workload|exporter|nmiprofd|SKIP|FAIL)'
+fi
 
 now() { date +%s.%N; }
 # A whole UTC day (one partition), yesterday's.
