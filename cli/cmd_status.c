@@ -154,6 +154,10 @@ static void module_status(void)
 		       (unsigned long long)c->lockups);
 	}
 	free(cpus);
+	/* Queued lockups wait for nmiprofd; a full queue drops new ones. */
+	if (hello.abi_minor >= 4)
+		printf("lockups:  %llu dropped, lockup queue full\n",
+		       (unsigned long long)st.lockups_dropped);
 	if (hello.abi_minor >= 2)
 		unwind_status(fd);
 	close(fd);

@@ -16,6 +16,8 @@
  * say more than the last ones.
  */
 #include <linux/atomic.h>
+#include <linux/minmax.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -23,6 +25,11 @@
 #include "lockup_queue.h"
 
 #define NP_LQ_SLOTS	64
+
+/* Fewer slots let a test fill the queue with a few lockups. */
+static unsigned int lockup_queue = NP_LQ_SLOTS;
+module_param(lockup_queue, uint, 0444);
+MODULE_PARM_DESC(lockup_queue, "Lockup records kept until read, 1..64 (default 64; fewer for tests)");
 
 enum { NP_LQ_FREE, NP_LQ_BUSY, NP_LQ_READY };
 
@@ -34,8 +41,18 @@ struct np_lq_slot {
 
 static struct np_lq_slot np_lq[NP_LQ_SLOTS];
 static atomic64_t np_lq_last_id;
-static atomic64_t np_lq_dropped;
+static atomic64_t np_lq_drops;
 static DEFINE_MUTEX(np_lq_lock);	/* readers and ACK */
+
+static unsigned int np_lq_nr(void)
+{
+	return clamp(lockup_queue, 1U, (unsigned int)NP_LQ_SLOTS);
+}
+
+u64 np_lq_dropped(void)
+{
+	return atomic64_read(&np_lq_drops);
+}
 
 void np_lq_add(const struct nmiprof_lockup *rec)
 {
@@ -43,7 +60,7 @@ void np_lq_add(const struct nmiprof_lockup *rec)
 	struct np_lq_slot *s;
 	int i;
 
-	for (i = 0; i < NP_LQ_SLOTS && size <= NP_LQ_REC_MAX; i++) {
+	for (i = 0; i < np_lq_nr() && size <= NP_LQ_REC_MAX; i++) {
 		s = &np_lq[i];
 		/* Pairs with atomic_set_release() in np_lq_ack(). */
 		if (atomic_read(&s->state) == NP_LQ_FREE &&
@@ -51,7 +68,7 @@ void np_lq_add(const struct nmiprof_lockup *rec)
 		    NP_LQ_FREE)
 			goto claimed;
 	}
-	atomic64_inc(&np_lq_dropped);
+	atomic64_inc(&np_lq_drops);
 	return;
 claimed:
 	s->id = atomic64_inc_return(&np_lq_last_id);
@@ -66,7 +83,7 @@ static struct np_lq_slot *np_lq_find(u64 after)
 {
 	struct np_lq_slot *s, *best = NULL;
 
-	for (s = np_lq; s < np_lq + NP_LQ_SLOTS; s++) {
+	for (s = np_lq; s < np_lq + np_lq_nr(); s++) {
 		if (atomic_read_acquire(&s->state) != NP_LQ_READY)
 			continue;
 		if (s->id > after && (!best || s->id < best->id))
@@ -89,7 +106,7 @@ static long np_lq_read(void __user *arg)
 	mutex_lock(&np_lq_lock);
 	s = np_lq_find(rd.after);
 	rd.id = s ? s->id : 0;
-	rd.dropped = atomic64_read(&np_lq_dropped);
+	rd.dropped = np_lq_dropped();
 	if (s) {
 		rec = (struct nmiprof_lockup *)s->rec;
 		if (rd.len < rec->hdr.common_size)
@@ -116,7 +133,7 @@ static long np_lq_ack(void __user *arg)
 	if (get_user(id, (u64 __user *)arg))
 		return -EFAULT;
 	mutex_lock(&np_lq_lock);
-	for (s = np_lq; s < np_lq + NP_LQ_SLOTS; s++) {
+	for (s = np_lq; s < np_lq + np_lq_nr(); s++) {
 		if (atomic_read_acquire(&s->state) == NP_LQ_READY &&
 		    s->id == id) {
 			/* Readers are done with it: pairs with np_lq_add(). */

@@ -16,6 +16,9 @@
 /* Any context, NMI included: queue a copy of @rec, whole. */
 void np_lq_add(const struct nmiprof_lockup *rec);
 
+/* Records dropped because the queue was full, since load. */
+u64 np_lq_dropped(void);
+
 /* Process context: NMIPROF_IOC_LOCKUP_READ and NMIPROF_IOC_LOCKUP_ACK. */
 long np_lq_ioctl(unsigned int cmd, void __user *arg);
 

@@ -185,6 +185,7 @@ static long np_ioc_stats(void __user *arg)
 	mutex_unlock(&np_lock);
 	st.nr_cpus = n;
 	st.nested_nmi_safe = np_nested_nmi_safe;
+	st.lockups_dropped = np_lq_dropped();
 	memset(st.__reserved, 0, sizeof(st.__reserved));
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
 }

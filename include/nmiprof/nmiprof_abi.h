@@ -40,7 +40,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	3	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	4	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -263,7 +263,8 @@ struct nmiprof_stats {
 	__u32 running;		/* out */
 	__u32 nested_nmi_safe;	/* out */
 	__u64 cpus;		/* in: user pointer to nr_cpus nmiprof_cpu_stats */
-	__u64 __reserved[4];
+	__u64 lockups_dropped;	/* out (minor 4): lockup queue full, since load */
+	__u64 __reserved[3];
 };
 
 /* Fetch the ftrace-style format text of one record type. */
