@@ -5,9 +5,11 @@
  * checks the module against the ABI header alone.
  *
  *   nmiprof_ringcheck [options]           sample, validate, report
- *   nmiprof_ringcheck -B                  bad-input checks only (device
- *                                         and watchdog ioctls, STOP from
- *                                         a file that did not START)
+ *   nmiprof_ringcheck -B                  bad-input checks only (device,
+ *                                         watchdog and lockup queue
+ *                                         ioctls, STOP from a file that
+ *                                         did not START; a lockup must
+ *                                         be queued)
  *
  * Sampling mode: HELLO, check the format text against the ABI structs,
  * CONFIGURE, mmap every possible CPU's ring, START, consume for -t seconds
@@ -1072,6 +1074,20 @@ static bool wd_unprivileged(int fd, bool perfmon)
 	return true;
 }
 
+/* The module's watchdog_thresh parameter; its default if unreadable. */
+static unsigned int wd_param_thresh(void)
+{
+	FILE *f = fopen("/sys/module/nmiprof/parameters/watchdog_thresh", "r");
+	unsigned int t = 10;
+
+	if (f) {
+		if (fscanf(f, "%u", &t) != 1)
+			t = 10;
+		fclose(f);
+	}
+	return t;
+}
+
 static void bad_watchdog(int fd, unsigned int nr_cpu_ids)
 {
 	struct nmiprof_watchdog orig, w, want, cur;
@@ -1086,9 +1102,9 @@ static void bad_watchdog(int fd, unsigned int nr_cpu_ids)
 		return;
 	}
 	wd_print("watchdog at load", &orig);
-	/* The module defaults: on, 10 s, no flags, every possible CPU. */
-	if (orig.enabled != 1 || orig.threshold_s != 10 || orig.flags ||
-	    orig.cpumask[0] != all || orig.__reserved0)
+	/* The load-time defaults: on, watchdog_thresh, no flags, every CPU. */
+	if (orig.enabled != 1 || orig.threshold_s != wd_param_thresh() ||
+	    orig.flags || orig.cpumask[0] != all || orig.__reserved0)
 		fail("GET_WATCHDOG: not the load-time defaults");
 
 	/* Round trips: what is set is what GET says, and what runs. */
@@ -1177,6 +1193,108 @@ static void bad_watchdog(int fd, unsigned int nr_cpu_ids)
 	wd_roundtrip(fd, "back to the load-time settings", &orig, NULL);
 }
 
+/*
+ * The lockup queue's ioctls (ABI 1.3): bad pointers, padding, sizes and
+ * ids are refused and change nothing.  Needs a queued record: the
+ * scenario has a CPU lock up first.
+ */
+static void bad_lockup_queue(int fd)
+{
+	struct nmiprof_lockup_read rd;
+	const struct nmiprof_lockup *rec;
+	uint64_t buf[1024], first, last, id;
+	long psz = sysconf(_SC_PAGESIZE);
+	uint32_t need;
+	void *ro;
+
+	memset(&rd, 0, sizeof(rd));
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, (void *)16), EFAULT);
+	rd.__pad = 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd), EINVAL);
+	rd.__pad = 0;
+	rd.__reserved[3] = 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd), EINVAL);
+	rd.__reserved[3] = 0;
+
+	/* No room: ENOSPC, and the size it needs. */
+	errno = 0;
+	if (ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd) != -1 || errno != ENOSPC) {
+		if (!errno && !rd.id)
+			fail("LOCKUP_READ: no lockup queued (the scenario runs one first)");
+		else
+			fail("LOCKUP_READ len 0: errno %d (%s), want ENOSPC",
+			     errno, strerror(errno));
+		return;
+	}
+	first = rd.id;
+	need = rd.len;
+	printf("ok: LOCKUP_READ len 0 -> ENOSPC, record %llu needs %u bytes\n",
+	       (unsigned long long)first, need);
+	if (need < sizeof(*rec) || need > sizeof(buf)) {
+		fail("LOCKUP_READ needs %u bytes", need);
+		return;
+	}
+	rd.len = need - 1;
+	rd.buf = (uintptr_t)buf;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd), ENOSPC);
+	if (rd.len != need)
+		fail("LOCKUP_READ short buffer: len %u, want %u", rd.len, need);
+	rd.len = need;
+	rd.buf = 16;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd), EFAULT);
+	ro = mmap(NULL, psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro != MAP_FAILED) {
+		rd.buf = (uintptr_t)ro;
+		EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd), EFAULT);
+		munmap(ro, psz);
+	}
+
+	/* ACK: bad pointer, no id, ids never produced. */
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, (void *)16), EFAULT);
+	id = 0;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, &id), ENOENT);
+	for (last = first, rd.after = first, rd.len = 0;
+	     !ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd) || errno == ENOSPC;
+	     rd.after = rd.id, rd.len = 0) {
+		if (!rd.id)
+			break;
+		last = rd.id;
+	}
+	id = last + 1;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, &id), ENOENT);
+	id = ~0ULL;
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, &id), ENOENT);
+
+	/* All of that changed nothing: the first record reads whole. */
+	memset(&rd, 0, sizeof(rd));
+	memset(buf, 0xa5, sizeof(buf));
+	rd.buf = (uintptr_t)buf;
+	rd.len = sizeof(buf);
+	rec = (const struct nmiprof_lockup *)buf;
+	if (ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd) || rd.id != first ||
+	    rd.len != need || rec->hdr.common_size != need ||
+	    !(rec->lockup_flags & (NMIPROF_LF_HARD | NMIPROF_LF_SILENT |
+				   NMIPROF_LF_RECOVERED))) {
+		fail("LOCKUP_READ after bad input: id %llu (want %llu), len %u (want %u): %s",
+		     (unsigned long long)rd.id, (unsigned long long)first,
+		     rd.len, need, strerror(errno));
+		return;
+	}
+	printf("ok: record %llu intact after bad input (CPU %u, flags %#x), %llu dropped\n",
+	       (unsigned long long)first, rec->cpu, rec->lockup_flags,
+	       (unsigned long long)rd.dropped);
+	/* A good ACK, then the same id again. */
+	id = first;
+	if (ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, &id))
+		fail("LOCKUP_ACK %llu: %s", (unsigned long long)id, strerror(errno));
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, &id), ENOENT);
+	memset(&rd, 0, sizeof(rd));
+	if ((ioctl(fd, NMIPROF_IOC_LOCKUP_READ, &rd) && errno != ENOSPC) ||
+	    rd.id == first)
+		fail("record %llu still queued after its ACK",
+		     (unsigned long long)first);
+}
+
 static int bad_input(void)
 {
 	struct nmiprof_hello h;
@@ -1215,6 +1333,8 @@ static int bad_input(void)
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_CONFIGURE, &c), EPROTO);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_START), EPROTO);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_GET_WATCHDOG, &wd), EPROTO);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_READ, small), EPROTO);
+	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_LOCKUP_ACK, small), EPROTO);
 	EXPECT_MAP_ERR(mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, 0), EPROTO);
 	EXPECT_ERR(ioctl(fd, NMIPROF_IOC_HELLO, bad), EFAULT);
 	memset(&h, 0, sizeof(h));
@@ -1234,6 +1354,7 @@ static int bad_input(void)
 	}
 
 	bad_watchdog(fd, h.nr_cpu_ids);
+	bad_lockup_queue(fd);
 
 	EXPECT_ERR(ioctl(fd, _IOWR(NMIPROF_IOC_MAGIC, 1, char[10]), small), ENOTTY);
 	EXPECT_ERR(ioctl(fd, _IOW(NMIPROF_IOC_MAGIC, 2, int), small), ENOTTY);
