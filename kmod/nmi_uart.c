@@ -29,7 +29,8 @@
  *
  * The registers are looked up in the driver's port for every line, and
  * when the driver unbinds from the port's device, output stops before
- * the driver unmaps them (np_uart_bus_notify()).
+ * the driver unmaps them (np_uart_bus_notify()); it starts again when a
+ * driver has bound to that device and set the port up anew.
  *
  * Every wait is bounded, so a dead or flow-controlled port costs at most
  * NP_UART_TX_TIMEOUT_US per byte instead of hanging an NMI handler.
@@ -216,7 +217,8 @@ void np_uart_write(const char *s, size_t len)
 	 * hold it with interrupts on (we run in NMI or hardirq anyway).
 	 */
 	local_irq_save(flags);
-	if (!READ_ONCE(np_uart.present) || !np_uart_regs(&r))
+	/* Pairs with smp_store_release() in np_uart_bus_notify(). */
+	if (!smp_load_acquire(&np_uart.present) || !np_uart_regs(&r))
 		goto out;
 	r.locked = np_uart_line_begin();
 	/* IER is ours only under the port lock, or with no driver at all. */
@@ -274,27 +276,47 @@ void np_uart_unlock(void)
 
 /*
  * The driver unbinding from the port's device is about to release the
- * port (and iounmap an MMIO one): stop writing to it for good, and wait
- * for the writers that saw it on, which run with interrupts off.
+ * port (and iounmap an MMIO one): stop writing to it, and wait for the
+ * writers that saw it on, which run with interrupts off.  Once a driver
+ * is bound to the device again, its probe has registered the port anew
+ * (the 8250 driver keeps its ports in one array, so up stays valid):
+ * write to it again if it is still one we can.  Binding and unbinding a
+ * device are serialised by its device lock.
  */
 static int np_uart_bus_notify(struct notifier_block *nb, unsigned long action,
 			      void *data)
 {
-	if (data != np_uart.dev || action != BUS_NOTIFY_UNBIND_DRIVER ||
-	    !READ_ONCE(np_uart.present))
+	struct np_uart_regs r;
+	bool on = READ_ONCE(np_uart.present);
+
+	if (data != np_uart.dev)
 		return NOTIFY_DONE;
-	WRITE_ONCE(np_uart.present, false);
-	synchronize_rcu();
-	pr_info("ttyS%d's driver unbinds: no more direct UART output\n",
-		np_uart.up->port.line);
-	return NOTIFY_OK;
+	if (action == BUS_NOTIFY_UNBIND_DRIVER && on) {
+		WRITE_ONCE(np_uart.present, false);
+		synchronize_rcu();
+		pr_info("ttyS%d's driver unbinds: no more direct UART output\n",
+			np_uart.up->port.line);
+		return NOTIFY_OK;
+	}
+	if (action == BUS_NOTIFY_BOUND_DRIVER && !on) {
+		if (np_uart.up->port.type == PORT_UNKNOWN ||
+		    np_uart.up->port.dev != np_uart.dev ||
+		    !np_uart_port_regs(np_uart.up, &r))
+			return NOTIFY_DONE;
+		/* Pairs with smp_load_acquire() in np_uart_write(). */
+		smp_store_release(&np_uart.present, true);
+		pr_info("ttyS%d's driver is bound again: direct UART output again\n",
+			np_uart.up->port.line);
+		return NOTIFY_OK;
+	}
+	return NOTIFY_DONE;
 }
 
 static struct notifier_block np_uart_bus_nb = {
 	.notifier_call = np_uart_bus_notify,
 };
 
-/* Output to the driver's port up, until its driver unbinds. */
+/* Output to the driver's port up while a driver is bound to it. */
 static void np_uart_use_port(struct uart_8250_port *up)
 {
 	struct device *dev = up->port.dev;

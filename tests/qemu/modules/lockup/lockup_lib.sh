@@ -50,6 +50,15 @@ wd_lockups_list() {
 	done
 }
 
+# wd_uart_dev LINE: the device ttyS<LINE>'s driver is bound to, into
+# $dev (6.12: the serial core's port device, under the hardware's).
+wd_uart_dev() {
+	dev=$(readlink -f /sys/class/tty/ttyS$1/device)
+	while readlink -f "$dev/driver" | grep -q /serial-base/; do
+		dev=${dev%/*}
+	done
+}
+
 # wd_finish: keep the trace, unload nmiprof.ko.
 wd_finish() {
 	save trace cat /sys/kernel/tracing/trace
