@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "np_idx.h"
 
 struct gnode {
 	const char *sym, *dso;
@@ -49,31 +50,25 @@ struct gtree {
 struct graph {
 	struct gtree *t;
 	size_t nr;
-	uint32_t *slot;		/* tree index + 1, 0 free */
-	size_t mask;
+	struct np_idx idx;	/* trees by row */
 	uint64_t stack_no;
 	const struct cli_graph_opts *o;
 	int sym_rows;		/* rows are symbols: the tree's root */
 	int oom;
 };
 
-static size_t row_hash(const struct topview_row *r)
+static uint32_t row_hash(const struct topview_row *r)
 {
-	uint64_t h = (uintptr_t)r * 0x9e3779b97f4a7c15ULL;
-
-	return (size_t)(h ^ (h >> 29));
+	return (uint32_t)np_hash_u64((uintptr_t)r);
 }
 
 static struct gtree *find_tree(struct graph *g, const struct topview_row *r)
 {
-	size_t i = row_hash(r) & g->mask;
+	uint32_t h = row_hash(r), pos = np_idx_first(&g->idx, h), i;
 
-	for (; g->slot[i]; i = (i + 1) & g->mask) {
-		struct gtree *t = &g->t[g->slot[i] - 1];
-
-		if (t->row == r)
-			return t;
-	}
+	while ((i = np_idx_next(&g->idx, h, &pos)) != NP_IDX_NONE)
+		if (g->t[i].row == r)
+			return &g->t[i];
 	return NULL;
 }
 
@@ -233,18 +228,12 @@ void cli_print_graph(FILE *out, struct topview *tv,
 	};
 	double total = topview_total(tv);
 	char prefix[GRAPH_MAX_DEPTH * 3 + 1];
-	size_t size = 16;
 
-	while (size < nr * 2)
-		size *= 2;
 	g.t = calloc(nr ? nr : 1, sizeof(*g.t));
-	g.slot = calloc(size, sizeof(*g.slot));
-	g.mask = size - 1;
-	if (!g.t || !g.slot)
+	if (!g.t || nr > UINT32_MAX - 1 || np_idx_reserve(&g.idx, (uint32_t)nr))
 		goto nomem;
 	for (size_t i = 0; i < nr; i++) {
 		struct gtree *t = &g.t[i];
-		size_t h = row_hash(rows[i]) & g.mask;
 
 		t->row = rows[i];
 		t->cap = 16;
@@ -255,9 +244,8 @@ void cli_print_graph(FILE *out, struct topview *tv,
 		t->n[0] = (struct gnode){ .sym = rows[i]->sym, .dso = rows[i]->dso,
 					  .kernel = rows[i]->kernel };
 		g.nr = i + 1;
-		while (g.slot[h])
-			h = (h + 1) & g.mask;
-		g.slot[h] = (uint32_t)i + 1;
+		if (np_idx_insert(&g.idx, row_hash(rows[i]), (uint32_t)i))
+			goto nomem;
 	}
 	if (topview_foreach_row_stack(tv, add_stack, &g))
 		fprintf(out, "# call graph incomplete: out of memory\n");
@@ -285,5 +273,5 @@ out:
 	for (size_t i = 0; g.t && i < g.nr; i++)
 		free(g.t[i].n);
 	free(g.t);
-	free(g.slot);
+	np_idx_free(&g.idx);
 }

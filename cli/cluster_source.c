@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "np_arena.h"
 #include "np_fleet.h"
+#include "np_grow.h"
+#include "np_idx.h"
 #include "store.h"
 
 struct np_ch *cli_cluster_open(const char *cmd, const struct cli_source *src,
@@ -67,37 +69,32 @@ struct stack_ent {
 
 struct stack_map {
 	struct stack_ent *v;
-	size_t mask, n;
+	size_t n, cap;
+	struct np_idx idx;
 	struct np_arena strs;
 };
 
-static struct stack_ent *map_slot(struct stack_map *m, uint64_t h)
+static uint32_t stack_hash32(uint64_t stack)
 {
-	size_t i;
-
-	for (i = (h * 0x9e3779b97f4a7c15ULL) >> 20 & m->mask;
-	     m->v[i].hash && m->v[i].hash != h; i = (i + 1) & m->mask)
-		;
-	return &m->v[i];
+	return (uint32_t)np_hash_u64(stack);
 }
 
-static int map_init(struct stack_map *m, size_t n)
+static struct stack_ent *map_find(const struct stack_map *m, uint64_t stack)
 {
-	size_t cap = 64;
+	uint32_t h = stack_hash32(stack), pos = np_idx_first(&m->idx, h), i;
 
-	while (cap < n * 2 + 2)
-		cap *= 2;
-	memset(m, 0, sizeof(*m));
-	m->v = calloc(cap, sizeof(*m->v));
-	m->mask = cap - 1;
-	return m->v ? 0 : -ENOMEM;
+	while ((i = np_idx_next(&m->idx, h, &pos)) != NP_IDX_NONE)
+		if (m->v[i].hash == stack)
+			return &m->v[i];
+	return NULL;
 }
 
 static void map_free(struct stack_map *m)
 {
-	for (size_t i = 0; m->v && i <= m->mask; i++)
+	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].frames);
 	free(m->v);
+	np_idx_free(&m->idx);
 	np_arena_free(&m->strs);
 }
 
@@ -105,14 +102,19 @@ static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
 		     void *arg)
 {
 	struct stack_map *m = arg;
-	struct stack_ent *e = map_slot(m, stack ? stack : 1);
+	struct stack_ent *e;
 
-	if (e->hash)
+	if (map_find(m, stack))
 		return 0;
+	if (m->n >= UINT32_MAX - 1 || NP_GROW(m->v, m->cap, m->n + 1) ||
+	    np_idx_insert(&m->idx, stack_hash32(stack), (uint32_t)m->n))
+		return -ENOMEM;
+	e = &m->v[m->n++];
+	memset(e, 0, sizeof(*e));
+	e->hash = stack;
 	e->frames = calloc(nr ? nr : 1, sizeof(*e->frames));
 	if (!e->frames)
 		return -ENOMEM;
-	e->hash = stack ? stack : 1;
 	for (unsigned int i = 0; i < nr; i++) {
 		const char *dso = fr[i].dso ? fr[i].dso : "[unknown]", *sym = fr[i].name;
 		char unnamed[NP_SYM_UNNAMED_MAX];
@@ -127,7 +129,6 @@ static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
 			return -ENOMEM;
 		e->nr = i + 1;
 	}
-	m->n++;
 	return 0;
 }
 
@@ -190,7 +191,7 @@ static void rows_free(struct count_rows *r)
 static int fetch(const char *cmd, struct np_ch *c, const struct np_fleet_filter *ff,
 		 struct count_rows *rows, struct stack_map *map)
 {
-	struct stack_map seen;
+	struct np_idx seen = { 0 };	/* over ids[] */
 	uint64_t *ids;
 	size_t n = 0;
 	char err[600];
@@ -201,20 +202,22 @@ static int fetch(const char *cmd, struct np_ch *c, const struct np_fleet_filter 
 		return rows->oom ? EXIT_FAILURE_RT : EXIT_BAD_INPUT;
 	}
 	ids = malloc((rows->n + 1) * sizeof(*ids));
-	if (!ids || map_init(&seen, rows->n) || map_init(map, rows->n)) {
-		free(ids);
-		cli_error(cmd, "out of memory");
-		return EXIT_FAILURE_RT;
-	}
+	if (!ids || rows->n >= UINT32_MAX)
+		goto nomem;
 	for (size_t i = 0; i < rows->n; i++) {
-		struct stack_ent *e = map_slot(&seen, rows->v[i].stack ? rows->v[i].stack : 1);
+		uint64_t stack = rows->v[i].stack;
+		uint32_t h = stack_hash32(stack), pos = np_idx_first(&seen, h), id;
 
-		if (!e->hash) {
-			e->hash = rows->v[i].stack ? rows->v[i].stack : 1;
-			ids[n++] = rows->v[i].stack;
-		}
+		while ((id = np_idx_next(&seen, h, &pos)) != NP_IDX_NONE &&
+		       ids[id] != stack)
+			;
+		if (id != NP_IDX_NONE)
+			continue;
+		if (np_idx_insert(&seen, h, (uint32_t)n))
+			goto nomem;
+		ids[n++] = stack;
 	}
-	map_free(&seen);
+	np_idx_free(&seen);
 	ret = np_fleet_query_stacks(c, ids, n, map_stack, map, err, sizeof(err));
 	free(ids);
 	if (ret) {
@@ -222,6 +225,11 @@ static int fetch(const char *cmd, struct np_ch *c, const struct np_fleet_filter 
 		return ret == -ENOMEM ? EXIT_FAILURE_RT : EXIT_BAD_INPUT;
 	}
 	return EXIT_OK;
+nomem:
+	free(ids);
+	np_idx_free(&seen);
+	cli_error(cmd, "out of memory");
+	return EXIT_FAILURE_RT;
 }
 
 /* A stack the server has no frames for still counts, as one frame. */
@@ -252,12 +260,12 @@ int cli_load_cluster(const char *cmd, const struct cli_source *src,
 	np_ch_close(c);
 	for (size_t i = 0; !ret && i < rows.n; i++) {
 		const struct count_row *r = &rows.v[i];
-		const struct stack_ent *e = map_slot(&map, r->stack ? r->stack : 1);
+		const struct stack_ent *e = map_find(&map, r->stack);
 		struct topview_sample ts = {
 			.cpu = f->cpu >= 0 ? (uint32_t)f->cpu : 0,
 			.pid = r->pid, .comm = r->comm,
-			.frames = e->hash ? e->frames : &unknown_frame,
-			.nr_frames = e->hash ? e->nr : 1,
+			.frames = e ? e->frames : &unknown_frame,
+			.nr_frames = e ? e->nr : 1,
 			.weight = (double)r->count,
 		};
 
@@ -328,7 +336,7 @@ int cli_report_by_host(const struct cli_source *src, const struct topview_filter
 	}
 	for (size_t i = 0; !ret && i < rows.n; i++) {
 		const struct count_row *r = &rows.v[i];
-		const struct stack_ent *e = map_slot(&map, r->stack ? r->stack : 1);
+		const struct stack_ent *e = map_find(&map, r->stack);
 		struct host_row *h = NULL;
 		int leaf = 1, self = 0, any = 0;
 
@@ -341,7 +349,7 @@ int cli_report_by_host(const struct cli_source *src, const struct topview_filter
 		}
 		h->total += r->count;
 		all += r->count;
-		for (unsigned int j = 0; e->hash && j < e->nr; j++) {
+		for (unsigned int j = 0; e && j < e->nr; j++) {
 			if (!frame_shown(f, &e->frames[j]))
 				continue;
 			if (symbol && !strcmp(e->frames[j].sym, symbol)) {

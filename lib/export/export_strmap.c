@@ -9,7 +9,7 @@
 
 int64_t np_strmap_get(struct np_strmap *m, const char *key, int *is_new)
 {
-	uint64_t h = np_hash_str(key);
+	uint32_t h = (uint32_t)np_hash_str(key);
 	uint32_t pos = np_idx_first(&m->idx, h), id;
 
 	*is_new = 0;

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "np_hash.h"
+#include "np_idx.h"
 
 struct np_strmap {
 	char **keys;		/* keys[id] */

@@ -11,7 +11,9 @@
 
 #include "np_fleet.h"
 #include "store.h"
+#include "np_grow.h"
 #include "np_hash.h"
+#include "np_idx.h"
 
 #define NS_PER_SEC	((uint64_t)1000000000)
 
@@ -39,49 +41,22 @@ uint64_t np_fleet_stack_hash(const struct np_sym *const *frames,
 	return h;
 }
 
-/* Stack ids of the slice already hashed: id -> hash, open addressing. */
+/* Stack ids of the slice already hashed. */
+struct seen_stack {
+	uint64_t hash;
+	uint32_t id;
+};
+
 struct rows_ctx {
 	struct np_fleet_rows *r;
 	const struct np_fleet_slice *s;
 	np_fleet_known_fn known;
 	void *known_arg;
-	uint32_t *ids;
-	uint64_t *hashes;
-	size_t mask;
-	size_t used;
+	struct seen_stack *seen;
+	uint32_t nr_seen, cap_seen;
+	struct np_idx idx;		/* over seen[], by id */
 	int oom;
 };
-
-static int ctx_grow(struct rows_ctx *c)
-{
-	size_t ncap = c->mask ? (c->mask + 1) * 2 : 1024;
-	uint32_t *ids = malloc(ncap * sizeof(*ids));
-	uint64_t *hs = malloc(ncap * sizeof(*hs));
-
-	if (!ids || !hs) {
-		free(ids);
-		free(hs);
-		return -1;
-	}
-	memset(ids, 0xff, ncap * sizeof(*ids));
-	for (size_t i = 0; c->mask && i <= c->mask; i++) {
-		size_t j;
-
-		if (c->ids[i] == UINT32_MAX)
-			continue;
-		for (j = np_hash_u64(c->ids[i]) & (ncap - 1); ids[j] != UINT32_MAX;
-		     j = (j + 1) & (ncap - 1))
-			;
-		ids[j] = c->ids[i];
-		hs[j] = c->hashes[i];
-	}
-	free(c->ids);
-	free(c->hashes);
-	c->ids = ids;
-	c->hashes = hs;
-	c->mask = ncap - 1;
-	return 0;
-}
 
 static void add_new(struct np_fleet_rows *r, uint64_t h, int *oom)
 {
@@ -133,28 +108,31 @@ static int rows_sample(const struct np_prof_sample *ps, void *arg)
 {
 	struct rows_ctx *c = arg;
 	struct np_fleet_rows *r = c->r;
+	uint32_t hk = (uint32_t)np_hash_u64(ps->stack);
+	uint32_t pos = np_idx_first(&c->idx, hk), i;
 	uint64_t h;
-	size_t j;
 
-	if ((c->used + 1) * 2 > c->mask + 1 && ctx_grow(c)) {
-		c->oom = 1;
-		return -ENOMEM;
-	}
-	for (j = np_hash_u64(ps->stack) & c->mask;
-	     c->ids[j] != UINT32_MAX && c->ids[j] != ps->stack;
-	     j = (j + 1) & c->mask)
+	while ((i = np_idx_next(&c->idx, hk, &pos)) != NP_IDX_NONE &&
+	       c->seen[i].id != ps->stack)
 		;
-	if (c->ids[j] == UINT32_MAX) {
+	if (i == NP_IDX_NONE) {
+		if (c->nr_seen == NP_IDX_NONE - 1 ||
+		    np_grow((void **)&c->seen, &c->cap_seen, c->nr_seen + 1ULL,
+			    sizeof(*c->seen)) ||
+		    np_idx_insert(&c->idx, hk, c->nr_seen)) {
+			c->oom = 1;
+			return -ENOMEM;
+		}
+		i = c->nr_seen++;
 		h = np_fleet_stack_hash(ps->frames, ps->nr_frames);
-		c->ids[j] = ps->stack;
-		c->hashes[j] = h;
-		c->used++;
+		c->seen[i].id = ps->stack;
+		c->seen[i].hash = h;
 		if (!c->known || !c->known(c->known_arg, h)) {
 			stack_row(c, h, ps);
 			add_new(r, h, &c->oom);
 		}
 	}
-	h = c->hashes[j];
+	h = c->seen[i].hash;
 	np_ch_buf_printf(&r->samples, "%" PRIu64 "\t", c->s->start_ns / NS_PER_SEC);
 	np_ch_buf_tsv(&r->samples, c->s->host);
 	np_ch_buf_printf(&r->samples, "\t%" PRIu64 "\t%u\t%u\t", c->s->batch,
@@ -206,11 +184,9 @@ int np_fleet_rows_build(struct np_fleet_rows *r, const struct np_agg *a,
 			      .known_arg = known_arg };
 	int ret;
 
-	if (ctx_grow(&c))
-		return -ENOMEM;
 	ret = np_profile_foreach(a, rows_sample, &c);
-	free(c.ids);
-	free(c.hashes);
+	free(c.seen);
+	np_idx_free(&c.idx);
 	slice_row(r, s);
 	if (ret || c.oom || r->samples.oom || r->stacks.oom || r->slice.oom)
 		return -ENOMEM;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "agg.h"
 #include "np_hash.h"
+#include "np_idx.h"
 #include "np_grow.h"
 #include "resolve.h"
 
@@ -13,8 +14,7 @@
  * bits of hash (two keys colliding: ~n^2/2^97, 10^-19 for 10^5 stacks).
  * ent indexes np_agg.ents: the count of this stack on the CPU it was
  * last seen on, so the common hit increments a count without a second
- * lookup.  h1 == 0 && h2 == 0 marks a free slot.  16 bytes: with 100k
- * distinct stacks this table and the entries are most of np_agg.
+ * lookup.
  */
 struct raw_ent {
 	uint64_t h1;
@@ -26,11 +26,11 @@ struct raw_ent {
  * The raw cache is only a cache: a miss re-resolves the stack through
  * the frame memo and finds its entry again.  It pays where a few stacks
  * take most samples; where most samples are new stacks (10^5 distinct
- * stacks a minute) it would hold one 16-byte slot per raw stack and hit
- * nothing.  So it stops growing at RAW_MAX_SLOTS (1 MiB) and is emptied
- * when full: the hot stacks are back after one sample each.
+ * stacks a minute) it would hold every raw stack and hit nothing.  So
+ * it is emptied when it holds RAW_MAX stacks: the hot stacks are back
+ * after one sample each.
  */
-#define RAW_MAX_SLOTS	(1U << 16)
+#define RAW_MAX		(3U << 14)
 
 /*
  * Frame memo: (pid, comm, address) -> frame id, direct mapped.  Distinct
@@ -82,13 +82,12 @@ struct np_agg {
 	struct user_memo umemo[1U << USER_MEMO_BITS];
 	struct np_stacktab *st;
 	struct raw_ent *raw;
-	uint32_t raw_mask, raw_used;	/* raw == NULL: size 0 */
+	uint32_t nr_raw;
+	size_t cap_raw;
+	struct np_idx32 raw_idx;	/* over raw[] */
 	struct np_agg_entry *ents;
 	uint32_t nr_ents, cap_ents;
-	/* Entry index: entry ids + 1 (0 free), power-of-two size, load
-	 * <= 3/4; hashes are recomputed from ents[] when it grows. */
-	uint32_t *ent_slot;
-	uint32_t ent_mask;		/* size - 1; ent_slot NULL: size 0 */
+	struct np_idx32 ent_idx;
 	uint64_t samples, lost;
 	uint32_t last_ent;	/* entry np_agg_add() last touched */
 };
@@ -128,8 +127,9 @@ void np_agg_free(struct np_agg *a)
 		return;
 	np_stacktab_free(a->st);
 	free(a->raw);
+	np_idx32_free(&a->raw_idx);
 	free(a->ents);
-	free(a->ent_slot);
+	np_idx32_free(&a->ent_idx);
 	free(a);
 }
 
@@ -173,63 +173,33 @@ void np_agg_lost(struct np_agg *a, uint64_t lost)
 size_t np_agg_mem(const struct np_agg *a)
 {
 	return sizeof(*a) + np_stacktab_mem(a->st) +
-	       (a->raw ? ((size_t)a->raw_mask + 1) * sizeof(*a->raw) : 0) +
+	       a->cap_raw * sizeof(*a->raw) + np_idx32_mem(&a->raw_idx) +
 	       (size_t)a->cap_ents * sizeof(*a->ents) +
-	       (a->ent_slot ? ((size_t)a->ent_mask + 1) * sizeof(*a->ent_slot) : 0);
+	       np_idx32_mem(&a->ent_idx);
 }
 
-static uint64_t ent_hash(uint32_t pid, uint32_t cpu, uint32_t comm,
+static uint32_t ent_hash(uint32_t pid, uint32_t cpu, uint32_t comm,
 			 uint32_t stack)
 {
-	return np_mum(((uint64_t)pid << 32 | cpu) ^ NP_HK0,
-		      ((uint64_t)comm << 32 | stack) ^ NP_HK1);
+	return (uint32_t)(np_mum(((uint64_t)pid << 32 | cpu) ^ NP_HK0,
+				 ((uint64_t)comm << 32 | stack) ^ NP_HK1) >> 32);
 }
 
-static uint32_t ent_home(const struct np_agg_entry *e, uint32_t mask)
+static uint32_t ent_hash_at(const void *owner, uint32_t id)
 {
-	return (uint32_t)(ent_hash(e->pid, e->cpu, e->comm, e->stack) >> 32) &
-	       mask;
-}
+	const struct np_agg_entry *e = &((const struct np_agg *)owner)->ents[id];
 
-static int ent_idx_grow(struct np_agg *a)
-{
-	uint32_t size = a->ent_slot ? (a->ent_mask + 1) * 2 : 1024, *ns;
-
-	if (!size)
-		return -1;
-	ns = calloc(size, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (uint32_t id = 0; id < a->nr_ents; id++) {
-		uint32_t pos = ent_home(&a->ents[id], size - 1);
-
-		while (ns[pos])
-			pos = (pos + 1) & (size - 1);
-		ns[pos] = id + 1;
-	}
-	free(a->ent_slot);
-	a->ent_slot = ns;
-	a->ent_mask = size - 1;
-	return 0;
+	return ent_hash(e->pid, e->cpu, e->comm, e->stack);
 }
 
 int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 	       uint32_t stack, uint64_t count)
 {
-	struct np_agg_entry *e, key = {
-		.pid = pid, .cpu = cpu, .comm = comm, .stack = stack,
-	};
-	uint32_t pos;
+	uint32_t h = ent_hash(pid, cpu, comm, stack);
+	uint32_t pos = np_idx32_first(&a->ent_idx, h), id;
+	struct np_agg_entry *e;
 
-	if (!a->ent_slot ||
-	    ((uint64_t)a->nr_ents + 1) * 4 > ((uint64_t)a->ent_mask + 1) * 3) {
-		if (a->nr_ents == NP_ID_NONE - 1 || ent_idx_grow(a))
-			return -ENOMEM;
-	}
-	for (pos = ent_home(&key, a->ent_mask); a->ent_slot[pos];
-	     pos = (pos + 1) & a->ent_mask) {
-		uint32_t id = a->ent_slot[pos] - 1;
-
+	while ((id = np_idx32_next(&a->ent_idx, &pos)) != NP_IDX_NONE) {
 		e = &a->ents[id];
 		if (e->stack == stack && e->pid == pid && e->cpu == cpu &&
 		    e->comm == comm) {
@@ -239,10 +209,11 @@ int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 			return 0;
 		}
 	}
-	if (np_grow((void **)&a->ents, &a->cap_ents, a->nr_ents + 1,
-		    sizeof(*a->ents)))
+	if (a->nr_ents == NP_ID_NONE - 1 ||
+	    np_grow((void **)&a->ents, &a->cap_ents, a->nr_ents + 1,
+		    sizeof(*a->ents)) ||
+	    np_idx32_insert(&a->ent_idx, h, a->nr_ents, ent_hash_at, a))
 		return -ENOMEM;
-	a->ent_slot[pos] = a->nr_ents + 1;
 	a->last_ent = a->nr_ents;
 	e = &a->ents[a->nr_ents++];
 	e->pid = pid;
@@ -321,43 +292,25 @@ static void raw_hash(const struct np_sample *s, struct raw_key *k)
 	k->h2 = (uint32_t)b | !(a | (uint32_t)b);	/* never (0, 0): free */
 }
 
-static struct raw_ent *raw_slot(struct raw_ent *tab, uint32_t mask,
-				uint64_t h1, uint32_t h2)
+static uint32_t raw_hash_at(const void *owner, uint32_t id)
 {
-	uint32_t pos = (uint32_t)h1 & mask;
+	return (uint32_t)((const struct np_agg *)owner)->raw[id].h1;
+}
 
-	for (;; pos = (pos + 1) & mask) {
-		struct raw_ent *r = &tab[pos];
+static struct raw_ent *raw_find(struct np_agg *a, const struct raw_key *k)
+{
+	uint32_t pos = np_idx32_first(&a->raw_idx, (uint32_t)k->h1), id;
 
-		if ((r->h1 == h1 && r->h2 == h2) || !(r->h1 | r->h2))
-			return r;
-	}
+	while ((id = np_idx32_next(&a->raw_idx, &pos)) != NP_IDX_NONE)
+		if (a->raw[id].h1 == k->h1 && a->raw[id].h2 == k->h2)
+			return &a->raw[id];
+	return NULL;
 }
 
 static void raw_clear(struct np_agg *a)
 {
-	if (a->raw)
-		memset(a->raw, 0, ((size_t)a->raw_mask + 1) * sizeof(*a->raw));
-	a->raw_used = 0;
-}
-
-static int raw_grow(struct np_agg *a)
-{
-	uint32_t size = a->raw ? (a->raw_mask + 1) * 2 : 1024;
-	struct raw_ent *n = calloc(size, sizeof(*n));
-
-	if (!n)
-		return -1;
-	if (a->raw) {
-		for (uint32_t i = 0; i <= a->raw_mask; i++)
-			if (a->raw[i].h1 | a->raw[i].h2)
-				*raw_slot(n, size - 1, a->raw[i].h1,
-					  a->raw[i].h2) = a->raw[i];
-		free(a->raw);
-	}
-	a->raw = n;
-	a->raw_mask = size - 1;
-	return 0;
+	np_idx32_clear(&a->raw_idx);
+	a->nr_raw = 0;
 }
 
 static uint32_t sym_frame_slow(struct np_agg *a, uint32_t pid, uint64_t addr,
@@ -474,30 +427,27 @@ static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 
 int np_agg_sample(struct np_agg *a, const struct np_sample *s)
 {
+	uint32_t cpu = a->opts.by_cpu ? s->cpu : NP_CPU_ANY;
+	struct np_agg_entry *e;
 	struct raw_ent *r;
 	struct raw_key k;
 
-	uint32_t cpu = a->opts.by_cpu ? s->cpu : NP_CPU_ANY;
-	struct np_agg_entry *e;
-
 	raw_hash(s, &k);
-	/* load <= 3/4, at most RAW_MAX_SLOTS */
-	if (!a->raw || ((uint64_t)a->raw_used + 1) * 4 >
-		       ((uint64_t)a->raw_mask + 1) * 3) {
-		if (a->raw && a->raw_mask + 1 >= RAW_MAX_SLOTS)
+	r = raw_find(a, &k);
+	if (!r) {
+		if (a->nr_raw == RAW_MAX)
 			raw_clear(a);
-		else if (raw_grow(a))
+		if (np_grow_to((void **)&a->raw, &a->cap_raw, a->nr_raw + 1,
+			       sizeof(*a->raw), RAW_MAX))
 			goto nomem;
-	}
-	r = raw_slot(a->raw, a->raw_mask, k.h1, k.h2);
-	if (!(r->h1 | r->h2)) {
-		if (raw_resolve(a, s, &k, r)) {
-			r->h1 = r->h2 = 0;
+		r = &a->raw[a->nr_raw];
+		if (raw_resolve(a, s, &k, r) ||
+		    np_idx32_insert(&a->raw_idx, (uint32_t)k.h1, a->nr_raw,
+				    raw_hash_at, a))
 			goto nomem;
-		}
 		r->h1 = k.h1;
 		r->h2 = k.h2;
-		a->raw_used++;
+		a->nr_raw++;
 	}
 	e = &a->ents[r->ent];
 	if (e->cpu == cpu) {
@@ -526,9 +476,7 @@ void np_agg_maps_changed(struct np_agg *a)
 void np_agg_reset(struct np_agg *a)
 {
 	a->nr_ents = 0;
-	if (a->ent_slot)
-		memset(a->ent_slot, 0,
-		       ((size_t)a->ent_mask + 1) * sizeof(*a->ent_slot));
+	np_idx32_clear(&a->ent_idx);
 	raw_clear(a);
 	memset(a->memo, 0xff, sizeof(a->memo));	/* frame NP_ID_NONE: empty */
 	memset(a->umemo, 0xff, sizeof(a->umemo));

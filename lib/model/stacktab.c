@@ -4,6 +4,7 @@
 #include <string.h>
 #include "stacktab.h"
 #include "np_hash.h"
+#include "np_idx.h"
 #include "np_arena.h"
 #include "np_grow.h"
 
@@ -49,10 +50,7 @@ struct np_stacktab {
 	uint32_t nr_nodes, cap_nodes;	/* cap_nodes: a multiple of 64 */
 	struct st_branch *branch;	/* the other nodes, ascending id */
 	uint32_t nr_branch, cap_branch;
-	/* Branch index: branch[] positions + 1 (0 free); the hash is
-	 * recomputed from branch[] on resize, so 4 bytes a slot. */
-	uint32_t *node_slot;
-	uint32_t node_size;		/* slots; 0 if node_slot NULL */
+	struct np_idx32 node_idx;	/* over branch[] positions */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
 	uint64_t gen;			/* np_stacktab_clear()s so far */
 };
@@ -128,7 +126,7 @@ void np_stacktab_free(struct np_stacktab *st)
 	free(st->branch);
 	np_idx_free(&st->str_idx);
 	np_idx_free(&st->frame_idx);
-	free(st->node_slot);
+	np_idx32_free(&st->node_idx);
 	free(st);
 }
 
@@ -141,9 +139,7 @@ void np_stacktab_clear(struct np_stacktab *st)
 		       (size_t)st->cap_nodes / 64 * sizeof(*st->node_chain));
 	np_idx_clear(&st->str_idx);
 	np_idx_clear(&st->frame_idx);
-	if (st->node_slot)
-		memset(st->node_slot, 0,
-		       (size_t)st->node_size * sizeof(*st->node_slot));
+	np_idx32_clear(&st->node_idx);
 	st_init(st);	/* cannot fail: capacity and index slots remain */
 	st->gen++;
 }
@@ -162,12 +158,12 @@ size_t np_stacktab_mem(const struct np_stacktab *st)
 	       (size_t)st->cap_nodes / 8 +
 	       (size_t)st->cap_branch * sizeof(*st->branch) +
 	       np_idx_mem(&st->str_idx) + np_idx_mem(&st->frame_idx) +
-	       (size_t)st->node_size * sizeof(*st->node_slot);
+	       np_idx32_mem(&st->node_idx);
 }
 
 uint32_t np_stacktab_str(struct np_stacktab *st, const char *s, size_t len)
 {
-	uint64_t h = np_hash_bytes(s, len, 0);
+	uint32_t h = (uint32_t)np_hash_bytes(s, len, 0);
 	uint32_t pos = np_idx_first(&st->str_idx, h), id;
 	const char *p;
 
@@ -209,7 +205,7 @@ static uint64_t frame_hash(uint32_t dso, uint32_t name, uint64_t off, int k)
 uint32_t np_stacktab_frame_ids(struct np_stacktab *st, uint32_t dso,
 			       uint32_t name, uint64_t offset, int kernel)
 {
-	uint64_t h = frame_hash(dso, name, offset, kernel);
+	uint32_t h = (uint32_t)frame_hash(dso, name, offset, kernel);
 	uint32_t pos = np_idx_first(&st->frame_idx, h), id;
 	struct st_frame *f;
 
@@ -288,47 +284,17 @@ uint32_t np_stacktab_unmapped_run(struct np_stacktab *st)
 	return np_stacktab_frame(st, &run);
 }
 
-/* The home slot of (parent, frame) in a table of size slots: the hash
- * scaled to [0, size), so the size need not be a power of two. */
-static uint32_t node_home(uint32_t parent, uint32_t frame, uint32_t size)
+static uint32_t node_hash(uint32_t parent, uint32_t frame)
 {
-	uint64_t h = np_hash_u64(((uint64_t)parent << 32) | frame) >> 32;
-
-	return (uint32_t)((h * size) >> 32);
+	return (uint32_t)(np_hash_u64(((uint64_t)parent << 32) | frame) >> 32);
 }
 
-static uint32_t node_next(uint32_t pos, uint32_t size)
+static uint32_t branch_hash(const void *owner, uint32_t b)
 {
-	return pos + 1 == size ? 0 : pos + 1;
-}
+	const struct np_stacktab *st = owner;
 
-/*
- * Load factor <= 3/4: linear probing stays short, slots stay small.  The
- * index grows by 1.5x, not 2x: doubling left it at 3/8 full on average.
- */
-static int node_idx_grow(struct np_stacktab *st)
-{
-	uint64_t want = st->node_size ? (uint64_t)st->node_size * 3 / 2 : 1024;
-	uint32_t size, *ns;
-
-	if (want > UINT32_MAX)
-		return -1;
-	size = (uint32_t)want;
-	ns = calloc(size, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (uint32_t b = 0; b < st->nr_branch; b++) {
-		const struct st_branch *br = &st->branch[b];
-		uint32_t pos = node_home(br->parent, st->node_frame[br->id], size);
-
-		while (ns[pos])
-			pos = node_next(pos, size);
-		ns[pos] = b + 1;
-	}
-	free(st->node_slot);
-	st->node_slot = ns;
-	st->node_size = size;
-	return 0;
+	return node_hash(st->branch[b].parent,
+			 st->node_frame[st->branch[b].id]);
 }
 
 /* Parent of node id (not the root). */
@@ -353,7 +319,7 @@ static uint32_t node_parent(const struct np_stacktab *st, uint32_t id)
 uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 			   uint32_t frame)
 {
-	uint32_t pos, id, b;
+	uint32_t pos, id, b, h;
 
 	if (parent >= st->nr_nodes || frame >= st->nr_frames)
 		return NP_ID_NONE;
@@ -362,15 +328,12 @@ uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 	if (id < st->nr_nodes && node_is_chain(st, id) &&
 	    st->node_frame[id] == frame)
 		return id;
-	if (st->node_slot) {
-		for (pos = node_home(parent, frame, st->node_size);
-		     st->node_slot[pos]; pos = node_next(pos, st->node_size)) {
-			b = st->node_slot[pos] - 1;
-			if (st->branch[b].parent == parent &&
-			    st->node_frame[st->branch[b].id] == frame)
-				return st->branch[b].id;
-		}
-	}
+	h = node_hash(parent, frame);
+	pos = np_idx32_first(&st->node_idx, h);
+	while ((b = np_idx32_next(&st->node_idx, &pos)) != NP_IDX_NONE)
+		if (st->branch[b].parent == parent &&
+		    st->node_frame[st->branch[b].id] == frame)
+			return st->branch[b].id;
 	id = st->nr_nodes;
 	if (id == NP_ID_NONE - 1 || nodes_reserve(st, id + 1))
 		return NP_ID_NONE;
@@ -387,21 +350,8 @@ uint32_t np_stacktab_child(struct np_stacktab *st, uint32_t parent,
 	b = st->nr_branch;
 	st->branch[b].id = id;
 	st->branch[b].parent = parent;
-	if (!st->node_slot ||
-	    (uint64_t)b * 4 >= (uint64_t)st->node_size * 3) {
-		/* the rehash includes the new node once nr_branch counts it */
-		st->nr_branch++;
-		if (node_idx_grow(st)) {
-			st->nr_branch--;
-			return NP_ID_NONE;
-		}
-		st->nr_nodes++;
-		return id;
-	}
-	pos = node_home(parent, frame, st->node_size);
-	while (st->node_slot[pos])
-		pos = node_next(pos, st->node_size);
-	st->node_slot[pos] = b + 1;
+	if (np_idx32_insert(&st->node_idx, h, b, branch_hash, st))
+		return NP_ID_NONE;
 	st->nr_branch++;
 	st->nr_nodes++;
 	return id;

@@ -12,108 +12,44 @@
 
 #include "topview.h"
 #include "np_grow.h"
+#include "np_idx.h"
 
 /* Weights below this are dust left by decay: hidden, then pruned. */
 #define TOPVIEW_DUST		0.05
 
 /* ---------------------------------------------------------------- */
-/* Open-addressing index: slot holds item index + 1, 0 is empty.    */
+/* Indexes: np_idx32 over each table, the hash kept in the item.    */
 /* ---------------------------------------------------------------- */
-
-struct hidx {
-	uint32_t *slot;
-	uint32_t mask;		/* capacity - 1; capacity is a power of two */
-	uint32_t used;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint32_t hash_words(const uint32_t *w, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-
-	for (size_t i = 0; i < n; i++)
-		h = mix64(h ^ w[i]) + i;
-	return (uint32_t)mix64(h);
+	return (uint32_t)np_hash_bytes(w, n * sizeof(*w), 0);
 }
 
-static uint32_t hash_str(const char *s)
+typedef int (*idx_eq_fn)(const void *tab, uint32_t item, const void *key);
+
+/* The item of tab that key matches, or -1. */
+static int64_t idx_find(const struct np_idx32 *x, uint32_t hv, const void *tab,
+			idx_eq_fn eq, const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	uint32_t pos = np_idx32_first(x, hv), id;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return (uint32_t)mix64(h);
-}
-
-typedef uint32_t (*hidx_hash_fn)(const void *tab, uint32_t item);
-typedef int (*hidx_eq_fn)(const void *tab, uint32_t item, const void *key);
-
-static void hidx_free(struct hidx *h)
-{
-	free(h->slot);
-	memset(h, 0, sizeof(*h));
-}
-
-static void hidx_clear(struct hidx *h)
-{
-	if (h->slot)
-		memset(h->slot, 0, (h->mask + 1) * sizeof(*h->slot));
-	h->used = 0;
-}
-
-/* Re-index items [0, nr) into a table big enough for want more. */
-static int hidx_rebuild(struct hidx *h, size_t nr, size_t want,
-			const void *tab, hidx_hash_fn hash)
-{
-	size_t cap = 64;
-	uint32_t *slot;
-
-	while (cap * 3 / 4 <= nr + want)
-		cap *= 2;
-	if (cap > UINT32_MAX)
-		return -ENOMEM;
-	slot = calloc(cap, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	free(h->slot);
-	h->slot = slot;
-	h->mask = (uint32_t)cap - 1;
-	h->used = (uint32_t)nr;
-	for (size_t i = 0; i < nr; i++) {
-		uint32_t p = hash(tab, (uint32_t)i) & h->mask;
-
-		while (slot[p])
-			p = (p + 1) & h->mask;
-		slot[p] = (uint32_t)i + 1;
-	}
-	return 0;
-}
-
-/*
- * Finds key; returns its item index, or -1 with *ins set to the empty
- * slot where item `nr` should be recorded by hidx_insert.
- */
-static int64_t hidx_find(const struct hidx *h, uint32_t hv, const void *tab,
-			 hidx_eq_fn eq, const void *key, uint32_t *ins)
-{
-	uint32_t p = hv & h->mask;
-
-	while (h->slot[p]) {
-		if (eq(tab, h->slot[p] - 1, key))
-			return h->slot[p] - 1;
-		p = (p + 1) & h->mask;
-	}
-	*ins = p;
+	while ((id = np_idx32_next(x, &pos)) != NP_IDX_NONE)
+		if (eq(tab, id, key))
+			return id;
 	return -1;
+}
+
+/* Re-index items [0, nr) after they moved. */
+static int idx_rebuild(struct np_idx32 *x, size_t nr, const void *tab,
+		       np_idx32_hash_fn hash)
+{
+	np_idx32_clear(x);
+	for (size_t i = 0; i < nr; i++)
+		if (np_idx32_insert(x, hash(tab, (uint32_t)i), (uint32_t)i,
+				    hash, tab))
+			return -ENOMEM;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- */
@@ -124,7 +60,7 @@ struct strtab {
 	char **str;
 	uint32_t *hash;
 	size_t nr, cap_str, cap_hash;
-	struct hidx idx;
+	struct np_idx32 idx;
 };
 
 struct sym {
@@ -171,25 +107,25 @@ struct topview {
 
 	struct sym *syms;
 	size_t nr_syms, cap_syms;
-	struct hidx sym_idx;
+	struct np_idx32 sym_idx;
 
 	uint32_t *frames;	/* stack contents, sym ids */
 	size_t nr_frames, cap_frames;
 	struct stack *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct hidx stack_idx;
+	struct np_idx32 stack_idx;
 
 	struct bucket *buckets;
 	size_t nr_buckets, cap_buckets;
-	struct hidx bucket_idx;
+	struct np_idx32 bucket_idx;
 
 	struct row *rows;
 	size_t nr_rows, cap_rows;
-	struct hidx row_idx;
+	struct np_idx32 row_idx;
 
 	struct edge *edges;
 	size_t nr_edges, cap_edges;
-	struct hidx edge_idx;
+	struct np_idx32 edge_idx;
 
 	uint32_t *view;		/* sorted row ids */
 	size_t nr_view, cap_view;
@@ -209,15 +145,6 @@ struct topview {
 	size_t cap_scratch_frames;
 };
 
-/* Keeps an index at most 3/4 full before an insert. */
-static int hidx_reserve(struct hidx *h, size_t nr, const void *tab,
-			hidx_hash_fn hash)
-{
-	if (h->slot && (h->used + 1) * 4 < (h->mask + 1) * 3)
-		return 0;
-	return hidx_rebuild(h, nr, nr + 1, tab, hash);
-}
-
 /* strings */
 
 static uint32_t str_hash_at(const void *tab, uint32_t i)
@@ -232,13 +159,11 @@ static int str_eq(const void *tab, uint32_t i, const void *key)
 
 static int64_t str_intern(struct strtab *t, const char *s)
 {
-	uint32_t hv = hash_str(s), ins;
+	uint32_t hv = (uint32_t)np_hash_str(s);
 	int64_t id;
 	char *copy;
 
-	if (hidx_reserve(&t->idx, t->nr, t, str_hash_at))
-		return -ENOMEM;
-	id = hidx_find(&t->idx, hv, t, str_eq, s, &ins);
+	id = idx_find(&t->idx, hv, t, str_eq, s);
 	if (id >= 0)
 		return id;
 	if (NP_GROW(t->str, t->cap_str, t->nr + 1) ||
@@ -249,20 +174,17 @@ static int64_t str_intern(struct strtab *t, const char *s)
 		return -ENOMEM;
 	t->str[t->nr] = copy;
 	t->hash[t->nr] = hv;
-	t->idx.slot[ins] = (uint32_t)t->nr + 1;
-	t->idx.used++;
+	if (np_idx32_insert(&t->idx, hv, (uint32_t)t->nr, str_hash_at, t)) {
+		free(copy);
+		return -ENOMEM;
+	}
 	return (int64_t)t->nr++;
 }
 
 /* Lookup only: UINT32_MAX when the string was never seen. */
 static uint32_t str_lookup(struct strtab *t, const char *s)
 {
-	uint32_t ins;
-	int64_t id;
-
-	if (!t->idx.slot)
-		return UINT32_MAX;
-	id = hidx_find(&t->idx, hash_str(s), t, str_eq, s, &ins);
+	int64_t id = idx_find(&t->idx, (uint32_t)np_hash_str(s), t, str_eq, s);
 	return id < 0 ? UINT32_MAX : (uint32_t)id;
 }
 
@@ -286,7 +208,7 @@ static int64_t sym_intern(struct topview *tv, const struct np_frame *f)
 	int64_t dso = str_intern(&tv->strs, f->dso ? f->dso : "[unknown]");
 	int64_t name = str_intern(&tv->strs, f->sym ? f->sym : "[unknown]");
 	struct sym k;
-	uint32_t ins, w[3];
+	uint32_t w[3];
 	int64_t id;
 
 	if (dso < 0 || name < 0)
@@ -298,16 +220,14 @@ static int64_t sym_intern(struct topview *tv, const struct np_frame *f)
 	w[1] = k.name;
 	w[2] = k.kernel;
 	k.hash = hash_words(w, 3);
-	if (hidx_reserve(&tv->sym_idx, tv->nr_syms, tv, sym_hash_at))
-		return -ENOMEM;
-	id = hidx_find(&tv->sym_idx, k.hash, tv, sym_eq, &k, &ins);
+	id = idx_find(&tv->sym_idx, k.hash, tv, sym_eq, &k);
 	if (id >= 0)
 		return id;
 	if (NP_GROW(tv->syms, tv->cap_syms, tv->nr_syms + 1))
 		return -ENOMEM;
 	tv->syms[tv->nr_syms] = k;
-	tv->sym_idx.slot[ins] = (uint32_t)tv->nr_syms + 1;
-	tv->sym_idx.used++;
+	if (np_idx32_insert(&tv->sym_idx, k.hash, (uint32_t)tv->nr_syms, sym_hash_at, tv))
+		return -ENOMEM;
 	return (int64_t)tv->nr_syms++;
 }
 
@@ -336,12 +256,10 @@ static int stack_eq(const void *tab, uint32_t i, const void *key)
 static int64_t stack_intern(struct topview *tv, const uint32_t *ids, uint32_t nr)
 {
 	struct stack_key k = { ids, nr };
-	uint32_t hv = hash_words(ids, nr), ins;
+	uint32_t hv = hash_words(ids, nr);
 	int64_t id;
 
-	if (hidx_reserve(&tv->stack_idx, tv->nr_stacks, tv, stack_hash_at))
-		return -ENOMEM;
-	id = hidx_find(&tv->stack_idx, hv, tv, stack_eq, &k, &ins);
+	id = idx_find(&tv->stack_idx, hv, tv, stack_eq, &k);
 	if (id >= 0)
 		return id;
 	if (NP_GROW(tv->stacks, tv->cap_stacks, tv->nr_stacks + 1) ||
@@ -351,8 +269,8 @@ static int64_t stack_intern(struct topview *tv, const uint32_t *ids, uint32_t nr
 	tv->stacks[tv->nr_stacks] = (struct stack){
 		.off = (uint32_t)tv->nr_frames, .nr = nr, .hash = hv };
 	tv->nr_frames += nr;
-	tv->stack_idx.slot[ins] = (uint32_t)tv->nr_stacks + 1;
-	tv->stack_idx.used++;
+	if (np_idx32_insert(&tv->stack_idx, hv, (uint32_t)tv->nr_stacks, stack_hash_at, tv))
+		return -ENOMEM;
 	return (int64_t)tv->nr_stacks++;
 }
 
@@ -377,20 +295,18 @@ static struct bucket *bucket_get(struct topview *tv, uint32_t cpu, uint32_t pid,
 {
 	struct bucket k = { .cpu = cpu, .pid = pid, .tid = tid, .comm = comm,
 			    .stack = stack };
-	uint32_t w[5] = { cpu, pid, tid, comm, stack }, ins;
+	uint32_t w[5] = { cpu, pid, tid, comm, stack };
 	int64_t id;
 
 	k.hash = hash_words(w, 5);
-	if (hidx_reserve(&tv->bucket_idx, tv->nr_buckets, tv, bucket_hash_at))
-		return NULL;
-	id = hidx_find(&tv->bucket_idx, k.hash, tv, bucket_eq, &k, &ins);
+	id = idx_find(&tv->bucket_idx, k.hash, tv, bucket_eq, &k);
 	if (id >= 0)
 		return &tv->buckets[id];
 	if (NP_GROW(tv->buckets, tv->cap_buckets, tv->nr_buckets + 1))
 		return NULL;
 	tv->buckets[tv->nr_buckets] = k;
-	tv->bucket_idx.slot[ins] = (uint32_t)tv->nr_buckets + 1;
-	tv->bucket_idx.used++;
+	if (np_idx32_insert(&tv->bucket_idx, k.hash, (uint32_t)tv->nr_buckets, bucket_hash_at, tv))
+		return NULL;
 	return &tv->buckets[tv->nr_buckets++];
 }
 
@@ -429,13 +345,10 @@ static int64_t row_get(struct topview *tv, const struct bucket *b, uint32_t sym)
 		.sym = by_sym ? sym : NO_ID,
 		.kernel = by_dso ? s->kernel : 0,
 	} };
-	uint32_t ins;
 	int64_t id;
 
 	k.hash = hash_words((const uint32_t *)&k.k, sizeof(k.k) / sizeof(uint32_t));
-	if (hidx_reserve(&tv->row_idx, tv->nr_rows, tv, row_hash_at))
-		return -ENOMEM;
-	id = hidx_find(&tv->row_idx, k.hash, tv, row_eq, &k, &ins);
+	id = idx_find(&tv->row_idx, k.hash, tv, row_eq, &k);
 	if (id >= 0)
 		return id;
 	if (NP_GROW(tv->rows, tv->cap_rows, tv->nr_rows + 1))
@@ -448,8 +361,8 @@ static int64_t row_get(struct topview *tv, const struct bucket *b, uint32_t sym)
 	k.pub.dso = by_dso ? tv->strs.str[s->dso] : "";
 	k.pub.sym = by_sym ? tv->strs.str[s->name] : "";
 	tv->rows[tv->nr_rows] = k;
-	tv->row_idx.slot[ins] = (uint32_t)tv->nr_rows + 1;
-	tv->row_idx.used++;
+	if (np_idx32_insert(&tv->row_idx, k.hash, (uint32_t)tv->nr_rows, row_hash_at, tv))
+		return -ENOMEM;
 	return (int64_t)tv->nr_rows++;
 }
 
@@ -471,20 +384,18 @@ static int edge_eq(const void *tab, uint32_t i, const void *key)
 static struct edge *edge_get(struct topview *tv, uint32_t caller, uint32_t callee)
 {
 	struct edge k = { .caller = caller, .callee = callee };
-	uint32_t w[2] = { caller, callee }, ins;
+	uint32_t w[2] = { caller, callee };
 	int64_t id;
 
 	k.hash = hash_words(w, 2);
-	if (hidx_reserve(&tv->edge_idx, tv->nr_edges, tv, edge_hash_at))
-		return NULL;
-	id = hidx_find(&tv->edge_idx, k.hash, tv, edge_eq, &k, &ins);
+	id = idx_find(&tv->edge_idx, k.hash, tv, edge_eq, &k);
 	if (id >= 0)
 		return &tv->edges[id];
 	if (NP_GROW(tv->edges, tv->cap_edges, tv->nr_edges + 1))
 		return NULL;
 	tv->edges[tv->nr_edges] = k;
-	tv->edge_idx.slot[ins] = (uint32_t)tv->nr_edges + 1;
-	tv->edge_idx.used++;
+	if (np_idx32_insert(&tv->edge_idx, k.hash, (uint32_t)tv->nr_edges, edge_hash_at, tv))
+		return NULL;
 	return &tv->edges[tv->nr_edges++];
 }
 
@@ -579,8 +490,8 @@ static int rebuild(struct topview *tv)
 	tv->nr_edges = 0;
 	tv->nr_view = 0;
 	tv->total = 0;
-	hidx_clear(&tv->row_idx);
-	hidx_clear(&tv->edge_idx);
+	np_idx32_clear(&tv->row_idx);
+	np_idx32_clear(&tv->edge_idx);
 	for (size_t i = 0; i < tv->nr_buckets; i++) {
 		size_t need = tv->stacks[tv->buckets[i].stack].nr;
 
@@ -727,18 +638,18 @@ void topview_free(struct topview *tv)
 		free(tv->strs.str[i]);
 	free(tv->strs.str);
 	free(tv->strs.hash);
-	hidx_free(&tv->strs.idx);
+	np_idx32_free(&tv->strs.idx);
 	free(tv->syms);
-	hidx_free(&tv->sym_idx);
+	np_idx32_free(&tv->sym_idx);
 	free(tv->frames);
 	free(tv->stacks);
-	hidx_free(&tv->stack_idx);
+	np_idx32_free(&tv->stack_idx);
 	free(tv->buckets);
-	hidx_free(&tv->bucket_idx);
+	np_idx32_free(&tv->bucket_idx);
 	free(tv->rows);
-	hidx_free(&tv->row_idx);
+	np_idx32_free(&tv->row_idx);
 	free(tv->edges);
-	hidx_free(&tv->edge_idx);
+	np_idx32_free(&tv->edge_idx);
 	free(tv->view);
 	free(tv->scratch);
 	free(tv->scratch_rows);
@@ -833,7 +744,7 @@ void topview_decay(struct topview *tv, double factor)
 		tv->total_raw += tv->buckets[i].w;
 	}
 	tv->nr_buckets = n;
-	if (hidx_rebuild(&tv->bucket_idx, n, 0, tv, bucket_hash_at) ||
+	if (idx_rebuild(&tv->bucket_idx, n, tv, bucket_hash_at) ||
 	    rebuild(tv)) {
 		/* Out of memory while shrinking: keep going with empty rows. */
 		topview_zero(tv);
@@ -844,10 +755,10 @@ void topview_zero(struct topview *tv)
 {
 	tv->nr_buckets = tv->nr_rows = tv->nr_edges = tv->nr_view = 0;
 	tv->nr_stacks = tv->nr_frames = 0;
-	hidx_clear(&tv->bucket_idx);
-	hidx_clear(&tv->row_idx);
-	hidx_clear(&tv->edge_idx);
-	hidx_clear(&tv->stack_idx);
+	np_idx32_clear(&tv->bucket_idx);
+	np_idx32_clear(&tv->row_idx);
+	np_idx32_clear(&tv->edge_idx);
+	np_idx32_clear(&tv->stack_idx);
 	tv->total = tv->total_raw = 0;
 }
 

@@ -10,11 +10,10 @@ int np_grow_to(void **arr, size_t *cap, size_t need, size_t elem, size_t max)
 
 	if (need <= *cap)
 		return 0;
-	while (nc < need) {
-		if (nc > max / 2)
-			return -ENOMEM;
-		nc *= 2;
-	}
+	if (need > max)
+		return -ENOMEM;
+	while (nc < need)
+		nc = nc > max / 2 ? max : nc * 2;
 	if (nc > SIZE_MAX / elem)
 		return -ENOMEM;
 	n = realloc(*arr, nc * elem);

@@ -8,7 +8,7 @@
 
 /*
  * Make *arr (*cap elements of elem bytes) hold at least need elements,
- * doubling from 16; the capacity never exceeds max.  0 or -ENOMEM.
+ * doubling from 16 up to max, which it never exceeds.  0 or -ENOMEM.
  */
 int np_grow_to(void **arr, size_t *cap, size_t need, size_t elem, size_t max);
 
