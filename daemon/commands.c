@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Control socket commands (the protocol is in lib/ctl/np_ctl.h).  Each runs
+ * Control socket commands (the protocol is in lib/include/np_ctl.h).  Each runs
  * inside the drain loop, so each must be quick: status reads counters,
  * top and stacks walk at most live_seconds small tables.
  */

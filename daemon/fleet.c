@@ -6,7 +6,7 @@
  * store, count what retention removed unsent, then send the slices past
  * the cursor, oldest first, in batches: read each back, build its rows,
  * insert stacks, samples and finally the slices' rows (which commit
- * them, see lib/fleet/np_fleet.h), then move the cursor.  A failure
+ * them, see lib/include/np_fleet.h), then move the cursor.  A failure
  * stops the pass and the next one starts from the same slice after a
  * backoff.  After a start, a new URL or a failure, the server is first
  * asked which of the next slices it already holds (the crash between an

@@ -24,6 +24,7 @@
 #include <perf/event.h>
 #include "perf_evl.h"
 #include "np_unwind.h"
+#include "np_unwind_walk.h"
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN)

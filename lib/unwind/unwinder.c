@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "np_clock.h"
 #include "np_unwind.h"
+#include "np_unwind_walk.h"
 #include "symbolizer.h"
 #include "np_symtab.h"
 

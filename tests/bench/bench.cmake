@@ -1,5 +1,6 @@
 # Benchmarks: every tests/bench/bench_*.c becomes one executable linked
-# with nmiprof_core, built with the rest (so -Werror keeps them honest)
+# with nmiprof_core and its private headers (nmiprof_internal), built
+# with the rest (so -Werror keeps them honest)
 # but never run by ctest: they print figures, they do not pass or fail.
 #   make benches && ./tests/bench_<name>      (from the build dir)
 file(GLOB NMIPROF_BENCHES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/bench_*.c)
@@ -7,7 +8,7 @@ add_custom_target(benches)
 foreach(src ${NMIPROF_BENCHES})
   get_filename_component(name ${src} NAME_WE)
   add_executable(${name} ${src})
-  target_link_libraries(${name} PRIVATE nmiprof_core)
+  target_link_libraries(${name} PRIVATE nmiprof_internal)
   # Benches may share the unit tests' synthetic-data helpers.
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../unit)
   target_compile_definitions(${name} PRIVATE

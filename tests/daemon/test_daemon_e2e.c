@@ -4,7 +4,7 @@
  *
  *   1. start nmiprofd (temp store, temp socket, 2 s slices) and run the
  *      `hot` workload (75% hot_a, 25% hot_b) under it
- *   2. status and top through the client library (lib/ctl/np_ctl.h): the
+ *   2. status and top through the client library (lib/include/np_ctl.h): the
  *      counters move, top names hot_a above hot_b, the pid/comm/cpu
  *      filters hold; a malformed request gets an ERR and the connection
  *      stays usable; a client stuck half-way through a request or one

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include "check.h"
 #include "np_unwind.h"
+#include "np_unwind_walk.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 

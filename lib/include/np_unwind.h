@@ -11,10 +11,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "np_unwind_walk.h"
+#include <nmiprof/nmiprof_unwind.h>
 
 struct np_event;
 struct np_symbolizer;
+struct np_uw_regs;		/* lib/unwind/np_unwind_walk.h */
 
 /* What an object's executable PT_LOADs map: file offset -> vaddr. */
 struct np_uw_seg {

@@ -34,7 +34,7 @@
  * Symbolize one address of pid.  Must fill out->dso (or leave it NULL for
  * "[unknown]"), out->name (NULL if unknown), out->offset, out->kernel.
  * Strings need to stay valid only until the call returns: they are
- * copied.  np_symbolize() of lib/sym/symbolizer.h fits with a one-line
+ * copied.  np_symbolize() of lib/include/symbolizer.h fits with a one-line
  * wrapper.  The return value is ignored.
  */
 typedef int (*np_symbolize_fn)(void *arg, uint32_t pid, uint64_t addr,
