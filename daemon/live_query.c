@@ -10,6 +10,8 @@
 
 #include "live.h"
 #include "live_impl.h"
+#include "np_grow.h"
+#include "np_idx.h"
 
 /* ---- queries ------------------------------------------------------- */
 
@@ -26,49 +28,36 @@ struct npd_live_row {
 struct npd_live_rows {
 	struct npd_live_row *v;
 	uint32_t cap, nr;
+	struct np_idx idx;	/* over v[] */
 };
-
-static struct npd_live_row *npd_rows_find(struct npd_live_rows *r,
-					  const struct npd_live_ent *key)
-{
-	uint32_t i = npd_live_hash(key->stack, key->pid, key->cpu, key->comm) & (r->cap - 1);
-
-	for (;; i = (i + 1) & (r->cap - 1)) {
-		struct npd_live_row *row = &r->v[i];
-
-		if (!row->count)
-			return row;
-		if (row->key.stack == key->stack && row->key.pid == key->pid &&
-		    row->key.cpu == key->cpu && row->key.comm == key->comm)
-			return row;
-	}
-}
 
 static int npd_rows_add(struct npd_live_rows *r, const struct npd_live_ent *key,
 			uint64_t count)
 {
+	uint32_t h = npd_live_hash(key->stack, key->pid, key->cpu, key->comm);
+	uint32_t pos = np_idx_first(&r->idx, h), i;
 	struct npd_live_row *row;
 
-	if ((r->nr + 1) * 2 > r->cap) {
-		struct npd_live_rows n = { .cap = r->cap ? r->cap * 2 : 256 };
-
-		n.v = calloc(n.cap, sizeof(*n.v));
-		if (!n.v)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < r->cap; i++)
-			if (r->v[i].count)
-				*npd_rows_find(&n, &r->v[i].key) = r->v[i];
-		n.nr = r->nr;
-		free(r->v);
-		*r = n;
+	while ((i = np_idx_next(&r->idx, h, &pos)) != NP_IDX_NONE) {
+		row = &r->v[i];
+		if (row->key.stack == key->stack && row->key.pid == key->pid &&
+		    row->key.cpu == key->cpu && row->key.comm == key->comm) {
+			row->count += count;
+			return 0;
+		}
 	}
-	row = npd_rows_find(r, key);
-	if (!row->count) {
-		row->key = *key;
-		r->nr++;
-	}
-	row->count += count;
+	if (r->nr == NP_IDX_NONE - 1 ||
+	    np_grow((void **)&r->v, &r->cap, r->nr + 1ULL, sizeof(*r->v)) ||
+	    np_idx_insert(&r->idx, h, r->nr))
+		return -ENOMEM;
+	r->v[r->nr++] = (struct npd_live_row){ .count = count, .key = *key };
 	return 0;
+}
+
+static void npd_rows_free(struct npd_live_rows *r)
+{
+	free(r->v);
+	np_idx_free(&r->idx);
 }
 
 static int npd_row_cmp(const void *a, const void *b)
@@ -145,18 +134,14 @@ static int64_t npd_live_window(struct npd_live *l, uint64_t now_sec,
 /* The rows of a table, sorted, in one malloc'ed array (NULL if none). */
 static int npd_rows_sorted(struct npd_live_rows *rows, struct npd_live_row **out)
 {
-	uint32_t nr = 0;
-
 	*out = NULL;
 	if (!rows->nr)
 		return 0;
 	*out = malloc(rows->nr * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < rows->cap; i++)
-		if (rows->v[i].count)
-			(*out)[nr++] = rows->v[i];
-	qsort(*out, nr, sizeof(**out), npd_row_cmp);
+	memcpy(*out, rows->v, rows->nr * sizeof(**out));
+	qsort(*out, rows->nr, sizeof(**out), npd_row_cmp);
 	return 0;
 }
 
@@ -255,11 +240,11 @@ int npd_live_top(struct npd_live *l, uint64_t now_sec,
 			goto nomem;
 	}
 	free(v);
-	free(c.rows.v);
+	npd_rows_free(&c.rows);
 	return 0;
 nomem:
 	free(v);
-	free(c.rows.v);
+	npd_rows_free(&c.rows);
 	np_ctl_top_free(t);
 	return -ENOMEM;
 }
@@ -380,12 +365,12 @@ int npd_live_stacks(struct npd_live *l, uint64_t now_sec,
 	}
 	free(map);
 	free(v);
-	free(rows.v);
+	npd_rows_free(&rows);
 	return 0;
 nomem:
 	free(map);
 	free(v);
-	free(rows.v);
+	npd_rows_free(&rows);
 	np_ctl_stacks_free(t);
 	return -ENOMEM;
 }
