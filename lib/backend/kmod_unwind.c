@@ -15,6 +15,11 @@
  * sent when its first sample arrives (that sample still used frame
  * pointers), again after an MMAP2 of code or an exec, and dropped at its
  * EXIT.  Compiles the unwinder deferred are asked for again a second on.
+ *
+ * A set a sample asks for is sent there and then, not at the drain's
+ * flush: the consumer sees every event of the drain first, and its work
+ * on a new process (loading the symbols of its objects) took a second
+ * under QEMU, as long as the process ran.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -135,14 +140,22 @@ static void drop_set(struct np_kmod_unwind *k, uint32_t pid)
 	k->sys->ioctl(k->fd, NMIPROF_IOC_UW_SET_MAPS, &req);
 }
 
+static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now);
+
 void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 {
 	struct kproc *p;
 
 	switch (ev->type) {
 	case NP_EV_SAMPLE:
-		if (ev->sample.nr_uframes && ev->sample.pid)
-			proc_of(k, ev->sample.pid, 1);
+		if (!ev->sample.nr_uframes || !ev->sample.pid)
+			return;
+		p = proc_of(k, ev->sample.pid, 1);
+		if (p && p->dirty) {
+			p->dirty = 0;
+			k->nr_dirty--;
+			send_set(k, p, np_mono_ns());
+		}
 		return;
 	case NP_EV_MMAP:
 		np_unwinder_event(k->uw, ev);

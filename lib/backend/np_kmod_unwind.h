@@ -18,7 +18,11 @@ struct np_kmod_unwind;
 struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
 					  const char *cache_dir, char *err,
 					  size_t errlen);
-/* Every drained event, side-band and samples, in drain order. */
+/*
+ * Every drained event, side-band and samples, in drain order, before the
+ * consumer gets it: a sample of a process whose set is new or changed
+ * sends the set at once.
+ */
 void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev);
 /* After a drain: send the mapping sets of processes that changed. */
 void np_kmod_unwind_flush(struct np_kmod_unwind *k);

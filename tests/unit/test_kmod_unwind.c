@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lib/backend/kmod_unwind.c: when the kmod backend sends nmiprof.ko a
+ * process's mapping set.  The device is a fake (np_kmod_sys) that counts
+ * the NMIPROF_IOC_UW_* ioctls; the tables are compiled for real, from
+ * this test's own executable.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "np_kmod_unwind.h"
+
+static int nr_loads, nr_sets;
+static uint32_t set_pid, set_nr;
+
+static int fake_ioctl(int fd, unsigned long req, void *arg)
+{
+	(void)fd;
+	if (req == NMIPROF_IOC_UW_LOAD) {
+		((struct nmiprof_uw_load *)arg)->id = ++nr_loads;
+		return 0;
+	}
+	if (req == NMIPROF_IOC_UW_SET_MAPS) {
+		const struct nmiprof_uw_maps *m = arg;
+
+		nr_sets++;
+		set_pid = m->pid;
+		set_nr = m->nr;
+		return 0;
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
+static const struct np_kmod_sys fake = { .ioctl = fake_ioctl };
+
+static char exe[PATH_MAX];
+
+/* An exec of pid: its COMM, then its program mapped executable. */
+static void exec_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t at)
+{
+	struct np_event ev = { .type = NP_EV_COMM };
+
+	ev.comm.pid = ev.comm.tid = pid;
+	ev.comm.exec = 1;
+	strcpy(ev.comm.comm, "prog");
+	np_kmod_unwind_event(k, &ev);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = NP_EV_MMAP;
+	ev.mmap.pid = ev.mmap.tid = pid;
+	ev.mmap.start = at;
+	ev.mmap.len = 0x100000;
+	ev.mmap.prot = 5;	/* PROT_READ | PROT_EXEC */
+	ev.mmap.filename = exe;
+	np_kmod_unwind_event(k, &ev);
+}
+
+static void sample_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip)
+{
+	struct np_event ev = { .type = NP_EV_SAMPLE };
+
+	ev.sample.pid = ev.sample.tid = pid;
+	ev.sample.ip = ip;
+	ev.sample.nr_uframes = 1;
+	ev.sample.uframes = &ev.sample.ip;
+	np_kmod_unwind_event(k, &ev);
+}
+
+/*
+ * The set goes when the sample that asks for it is handed over, before
+ * the consumer's work on the rest of the drain: sent only at the drain's
+ * flush, it reached the module a second late under QEMU, after a short
+ * exec'd job had ended (SET_MAPS refused with ESRCH, no table walk).
+ */
+static void test_set_sent_at_first_sample(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX", err[256];
+	struct np_kmod_unwind *k;
+	uint32_t pid = getpid();
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	CHECK(n > 0);
+	exe[n > 0 ? n : 0] = '\0';
+	CHECK(mkdtemp(dir) != NULL);
+	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
+	CHECK(k != NULL, "%s", err);
+	if (!k)
+		return;
+
+	exec_of(k, pid, 0x400000);
+	CHECK(nr_sets == 0, "%d sets before any sample", nr_sets);
+	sample_of(k, pid, 0x401000);
+	CHECK(nr_sets == 1 && set_pid == pid && set_nr > 0,
+	      "%d sets (pid %u, %u maps) once the first sample is in", nr_sets,
+	      set_pid, set_nr);
+	np_kmod_unwind_flush(k);
+	CHECK(nr_sets == 1, "%d sets after the flush: sent twice", nr_sets);
+	sample_of(k, pid, 0x401000);
+	np_kmod_unwind_flush(k);
+	CHECK(nr_sets == 1, "%d sets: an unchanged set was sent again", nr_sets);
+
+	/* exec again: the first sample of the new image sends its set */
+	exec_of(k, pid, 0x500000);
+	sample_of(k, pid, 0x501000);
+	CHECK(nr_sets == 2, "%d sets after the exec's first sample", nr_sets);
+	CHECK(nr_loads >= 1, "no table loaded");
+
+	np_kmod_unwind_free(k);
+	snprintf(err, sizeof(err), "rm -rf '%s'", dir);
+	CHECK(system(err) == 0);
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_set_sent_at_first_sample),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
+}
