@@ -218,15 +218,25 @@ static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now)
 	p->retry_ns = deferred ? now + RETRY_NS : 0;
 	if (n <= 0)
 		return;
+	req.nr = 0;
 	for (int i = 0; i < n; i++) {
-		k->maps[i] = (struct nmiprof_uw_map){
+		/*
+		 * /proc/PID/maps shows the kernel's [vsyscall] page, above
+		 * every process's address space: the module refuses a set
+		 * that holds it (EINVAL), so no process met through /proc
+		 * got its set.  (Spans are sorted: it is the last.)
+		 */
+		if (k->spans[i].start >= 1ULL << 63)
+			break;
+		k->maps[req.nr++] = (struct nmiprof_uw_map){
 			.start = k->spans[i].start,
 			.end = k->spans[i].end,
 			.bias = k->spans[i].bias,
 			.table = k->spans[i].obj ? table_id(k, k->spans[i].obj) : 0,
 		};
 	}
-	req.nr = n;
+	if (!req.nr)
+		return;
 	if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_SET_MAPS, &req) < 0) {
 		k->set_errors++;
 		/* gone already (ESRCH): its EXIT is on its way */

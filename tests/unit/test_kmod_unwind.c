@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "check.h"
 #include "np_kmod_unwind.h"
 
-static int nr_loads, nr_sets;
+static int nr_loads, nr_sets, nr_refused;
 static uint32_t set_pid, set_nr;
 
 static int fake_ioctl(int fd, unsigned long req, void *arg)
@@ -26,7 +27,17 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 	}
 	if (req == NMIPROF_IOC_UW_SET_MAPS) {
 		const struct nmiprof_uw_maps *m = arg;
+		const struct nmiprof_uw_map *v = (const void *)(uintptr_t)m->maps;
 
+		/* kmod/unwind_maps.c's checks (4-level paging's TASK_SIZE_MAX) */
+		for (uint32_t i = 0; i < m->nr; i++) {
+			if (v[i].start >= v[i].end || v[i].end > 0x7ffffffff000ULL ||
+			    (i && v[i].start < v[i - 1].end)) {
+				nr_refused++;
+				errno = EINVAL;
+				return -1;
+			}
+		}
 		nr_sets++;
 		set_pid = m->pid;
 		set_nr = m->nr;
@@ -114,8 +125,33 @@ static void test_set_sent_at_first_sample(void)
 	CHECK(system(err) == 0);
 }
 
+/*
+ * A process met first through a sample, its maps read from /proc (it
+ * existed before us): /proc shows [vsyscall], which no set may hold.
+ */
+static void test_set_from_proc_maps(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX", err[256];
+	struct np_kmod_unwind *k;
+
+	nr_sets = nr_refused = 0;
+	CHECK(mkdtemp(dir) != NULL);
+	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
+	CHECK(k != NULL, "%s", err);
+	if (!k)
+		return;
+	sample_of(k, getpid(), (uintptr_t)test_set_from_proc_maps);
+	np_kmod_unwind_flush(k);
+	CHECK(nr_sets == 1 && nr_refused == 0 && set_nr > 0,
+	      "%d sets, %d refused by the module's checks", nr_sets, nr_refused);
+	np_kmod_unwind_free(k);
+	snprintf(err, sizeof(err), "rm -rf '%s'", dir);
+	CHECK(system(err) == 0);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_set_sent_at_first_sample),
+	NP_CASE(test_set_from_proc_maps),
 	{ 0 }
 };
 
