@@ -73,7 +73,7 @@ if fp:
             out.append("    ratio %s / fp: %.2f  (target <= 2.00)" % (k, cost[k] / base))
 
 # (b) "run TOOL ROUND SPAN_NS [samples N bytes B]"
-runs, notes = {}, {}
+runs, notes, nmis = {}, {}, {}
 for line in read("runs.txt").splitlines():
     f = line.split()
     if len(f) >= 4 and f[0] == "run":
@@ -81,8 +81,12 @@ for line in read("runs.txt").splitlines():
         m = re.search(r"samples (\d+) bytes (\d+)", line)
         if m:
             notes.setdefault(f[1], []).append((int(m.group(1)), int(m.group(2))))
-tools = ("base", "nmiprof", "perf_g", "perf_dwarf")
+        m = re.search(r"total: samples (\d+)", line)
+        if m:	# ringcheck: every CPU's, the idle one's too
+            nmis.setdefault(f[1], []).append(int(m.group(1)))
+tools = ("base", "nmiprof", "raw", "perf_g", "perf_dwarf")
 label = {"base": "alone", "nmiprof": "nmiprof record (kmod, tables)",
+         "raw": "module, ringcheck reader (no tables)",
          "perf_g": "perf record -g", "perf_dwarf": "perf record --call-graph dwarf"}
 for t in tools:
     if not runs.get(t):
@@ -103,6 +107,8 @@ if all(runs.get(t) for t in tools):
         if t != "base":
             slow[t] = 100.0 * (m - b) / b
             line += "  slowdown %+.2f%%" % slow[t]
+        if nmis.get(t):
+            line += "  samples of both CPUs %d" % median(nmis[t])
         if notes.get(t):
             n = median([s for s, _ in notes[t]])
             by = median([x for _, x in notes[t]])
@@ -121,8 +127,10 @@ if all(runs.get(t) for t in tools):
                    % (bps["nmiprof"] / d, ", ring %.4f" % (ring / d) if ring else "",
                       bps["perf_g"] / d))
     if slow.get("perf_dwarf", 0) > 0:
-        out.append("    slowdown vs perf dwarf: %.3f  (target <= 0.33); perf -g %.3f"
-                   % (slow["nmiprof"] / slow["perf_dwarf"], slow["perf_g"] / slow["perf_dwarf"]))
+        out.append("    slowdown vs perf dwarf: %.3f  (target <= 0.33); perf -g %.3f;"
+                   " the module's own sampling (ringcheck, leaf-only) %.3f"
+                   % (slow["nmiprof"] / slow["perf_dwarf"], slow["perf_g"] / slow["perf_dwarf"],
+                      slow["raw"] / slow["perf_dwarf"]))
 out.append("==== END")
 print("\n".join(out))
 if missing:

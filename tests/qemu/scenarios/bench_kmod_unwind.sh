@@ -12,7 +12,9 @@
 #  (b) bytes per sample and slowdown of a fixed job (deep_nofp 40 on
 #      CPU 0; span from start to end in guest time) alone, under
 #      `nmiprof record --backend kmod`, `perf record -g` and `perf record
-#      --call-graph dwarf`, all -F 1000, interleaved rounds.
+#      --call-graph dwarf`, all -F 1000, interleaved rounds; and under the
+#      module with nmiprof_ringcheck as its reader (no tables: leaf-only
+#      stacks), the floor of the module's sampling itself.
 # bench_kmod_unwind.check.py prints the figures and the ratios.
 # @label bench
 # @smp 2
@@ -105,6 +107,11 @@ while [ $r -lt $REPS ]; do
 	nmiprof export -i /tmp/np.prof -f folded -o "$RESULTS/np.$r.folded"
 	record nmiprof $r "samples ${n:-0} bytes $(wc -c </tmp/np.prof)"
 	rm -f /tmp/np.prof
+
+	# -X: sampling ends with the job
+	nmiprof_ringcheck -t 10 -f 1000 -X -r "sh /tmp/job.sh" >"$RESULTS/raw.$r.txt" 2>&1 ||
+		fail "ringcheck run $r: $(tail -n 1 "$RESULTS/raw.$r.txt")"
+	record raw $r "$(grep -m1 '^total' "$RESULTS/raw.$r.txt")"
 
 	# -B -N: no build-id pass at the end (see bench_kmod.sh)
 	perf record -F 1000 -g -B -N -o /tmp/perf.data -- sh /tmp/job.sh \
