@@ -138,20 +138,22 @@ static void module_status(void)
 	}
 	printf("source:   %s, %s\n", source_name(st.source),
 	       st.running ? "running" : "stopped");
-	printf("%5s %12s %10s %10s %10s %10s %10s %8s\n", "CPU", "samples", "lost",
-	       "latched", "min ns", "avg ns", "max ns", "lockups");
+	printf("%5s %12s %10s %10s %10s %10s %10s %8s %10s\n", "CPU", "samples",
+	       "lost", "latched", "min ns", "avg ns", "max ns", "lockups",
+	       "throttled");
 	for (uint32_t i = 0; i < st.nr_cpus && i < hello.nr_cpu_ids; i++) {
 		const struct nmiprof_cpu_stats *c = &cpus[i];
 
 		if (!c->samples && !c->lost && !c->lockups)
 			continue;
-		printf("%5u %12llu %10llu %10llu %10llu %10llu %10llu %8llu\n", i,
+		printf("%5u %12llu %10llu %10llu %10llu %10llu %10llu %8llu %10llu\n", i,
 		       (unsigned long long)c->samples, (unsigned long long)c->lost,
 		       (unsigned long long)c->latched,
 		       (unsigned long long)c->cost_min_ns,
 		       (unsigned long long)(c->samples ? c->cost_sum_ns / c->samples : 0),
 		       (unsigned long long)c->cost_max_ns,
-		       (unsigned long long)c->lockups);
+		       (unsigned long long)c->lockups,
+		       (unsigned long long)c->throttled);
 	}
 	free(cpus);
 	/* Queued lockups wait for nmiprofd; a full queue drops new ones. */

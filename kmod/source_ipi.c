@@ -28,6 +28,9 @@
  * interrupts off holds off; it claims only requests (nmi_ipi.h), and
  * np_on_nmi() writes nothing between sessions.
  *
+ * How often a pacer NMIs its target is bounded by the share of the
+ * target's time the handler may take (cpu_time.c).
+ *
  * The target tells our NMIs from others' by a request word (nmi_ipi.h).
  * The word belongs to the target, not the pacer, so handing a target to a
  * new pacer keeps it exact.  A tick that finds the last request not yet
@@ -49,6 +52,7 @@
 #include <asm/apic.h>
 #include <asm/nmi.h>
 
+#include "cpu_time.h"
 #include "dispatch.h"
 #include "nmi_ipi.h"
 #include "session.h"
@@ -91,11 +95,13 @@ static enum hrtimer_restart np_ipi_tick(struct hrtimer *timer)
 {
 	/* Pairs with WRITE_ONCE() in np_ipi_set(). */
 	int target = READ_ONCE(*this_cpu_ptr(&np_ipi_target));
+	u64 next;
 
 	if (target < 0)
 		return HRTIMER_NORESTART;
 	np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
-	hrtimer_forward_now(timer, ns_to_ktime(READ_ONCE(np_ipi_period_ns)));
+	next = np_cpu_time_interval(target, READ_ONCE(np_ipi_period_ns));
+	hrtimer_forward_now(timer, ns_to_ktime(next));
 	return HRTIMER_RESTART;
 }
 
@@ -221,6 +227,7 @@ int np_ipi_start(u32 freq_hz)
 		return -ENODEV;
 	/* A tick of the last session still running reads either. */
 	WRITE_ONCE(np_ipi_period_ns, NSEC_PER_SEC / freq_hz);
+	np_cpu_time_reset();
 	cpumask_clear(&np_ipi_joined);
 	np_ipi_quiesced = false;
 	np_ipi_self_noted = false;

@@ -10,8 +10,9 @@
 #include <linux/string.h>
 #include <linux/cpumask.h>
 
-#include "stats.h"
+#include "cpu_time.h"
 #include "ring.h"
+#include "stats.h"
 
 DEFINE_PER_CPU(struct np_cpu_stats, np_stats);
 
@@ -44,5 +45,6 @@ void np_stats_read(int cpu, struct nmiprof_cpu_stats *out)
 	for (i = 0; i < NMIPROF_HIST_BUCKETS; i++)
 		out->cost_hist[i] = READ_ONCE(s->cost_hist[i]);
 	out->lockups = atomic64_read(&s->lockups);
+	out->throttled = np_cpu_time_throttled(cpu);
 	out->lost = np_ring_lost(cpu);
 }

@@ -254,7 +254,8 @@ struct nmiprof_cpu_stats {
 	__u64 cost_sum_ns;	/* average = sum / samples */
 	__u64 cost_hist[NMIPROF_HIST_BUCKETS];
 	__u64 lockups;		/* reported since load, not per session */
-	__u64 __reserved[4];
+	__u64 throttled;	/* delayed IPI NMIs (minor 4) */
+	__u64 __reserved[3];
 };
 
 struct nmiprof_stats {

@@ -53,6 +53,9 @@
  *             most (where the NMIs land; resolved after STOP, so the
  *             consumer's cost per sample stays that of a bare reader)
  *   -n N      require at least N samples in total (default 1)
+ *   -Q PCT    require every sampled CPU's NMI handler to have taken at
+ *             most PCT% of its time from START to STOP (the handler's
+ *             summed cost over that time; cpu_time_max_percent)
  *   -L        require latched nested entries > 0
  *   -E        require samples from unclaimed (external) NMIs > 0
  *   -F TYPE   print the format text of record TYPE and exit
@@ -132,6 +135,14 @@ __attribute__((noinline)) void hot_b(long n)
 	for (long i = 0; i < n; i++)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 	sink = x;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 __attribute__((noinline)) void np_workload(double secs)
@@ -1622,7 +1633,7 @@ int main(int argc, char **argv)
 	struct nmiprof_hello h;
 	struct nmiprof_stats st;
 	struct nmiprof_cpu_stats cs[MAX_CPUS];
-	double secs = 3, t_end;
+	double secs = 3, t_end, max_share = -1, t_start = 0, t_stop;
 	bool stall = false, workload = false, want_latched = false;
 	bool bad_frames = false, want_external = false, until_cmd = false;
 	int cmd_status = 0;
@@ -1638,7 +1649,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:XH:n:LEF:BT:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:XH:n:Q:LEF:BT:")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -1689,6 +1700,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'n': min_samples = strtoull(optarg, NULL, 0); break;
+		case 'Q': max_share = atof(optarg); break;
 		case 'L': want_latched = true; break;
 		case 'E': want_external = true; break;
 		case 'F': format_type = atoi(optarg); break;
@@ -1739,6 +1751,7 @@ int main(int argc, char **argv)
 		fail("START: %s", strerror(errno));
 		goto out;
 	}
+	t_start = mono_s();
 	if (uw_mode)
 		uw_refused(fd);
 	if (workload) {
@@ -1805,6 +1818,7 @@ int main(int argc, char **argv)
 	}
 	if (ioctl(fd, NMIPROF_IOC_STOP))
 		fail("STOP: %s", strerror(errno));
+	t_stop = mono_s();
 	if (child_pid)
 		waitpid(child_pid, NULL, 0);
 	if (fault_pid)
@@ -1873,6 +1887,17 @@ int main(int argc, char **argv)
 					    c->cost_sum_ns / c->samples : 0),
 		       (unsigned long long)c->cost_max_ns,
 		       (unsigned long long)p50, (unsigned long long)p99);
+		if (max_share >= 0 && c->samples) {
+			double share = c->cost_sum_ns / 1e9 /
+				       (t_stop - t_start) * 100;
+
+			printf("cpu %d: the handler took %.1f%% of %.2f s, %llu NMIs throttled\n",
+			       cpu, share, t_stop - t_start,
+			       (unsigned long long)c->throttled);
+			if (share > max_share)
+				fail("cpu %d: the handler took %.1f%% of the CPU, over %g%%",
+				     cpu, share, max_share);
+		}
 		printf("cpu %d: hist", cpu);
 		for (int b = 0; b < NMIPROF_HIST_BUCKETS; b++)
 			printf(" %llu", (unsigned long long)c->cost_hist[b]);

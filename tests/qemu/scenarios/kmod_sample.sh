@@ -2,12 +2,13 @@
 # attribution of a 75%/25% user workload (hot_a/hot_b, through the
 # frame-pointer user stack walk) and of a CPU spinning with interrupts off,
 # which only an NMI can sample; and the user stacks of a 32-bit (ia32)
-# program, whose 4-byte frames the module walks separately.  nmiprof_ringcheck (tests/progs) is the
+# program, whose 4-byte frames the module walks separately; the IPI
+# source's CPU-time limit (cpu_time_max_percent).  nmiprof_ringcheck (tests/progs) is the
 # independent reader; it prints "RESULT PASS|FAIL" and exits non-zero on
 # any failed check.
 # @smp 2
 # @timeout 150
-# @modules nmiprof_spin
+# @modules nmiprof_spin nmiprof_slowsample
 # @progs tests/progs/nmiprof_ringcheck tests/progs/nmiprof_ia32
 
 # ringcheck NAME ARGS...: run the checker, keep its output as a result.
@@ -41,5 +42,27 @@ check "spin module ran" dmesg_has 'nmiprof_spin: cpu 1 spun 2 s with irqs off'
 check "rmmod nmiprof_spin" rmmod nmiprof_spin
 
 check "source reported in dmesg" dmesg_has 'nmiprof: sampling at 1000 Hz on 2 CPUs, source (pmu|ipi)'
+
+# The IPI source keeps its handler within cpu_time_max_percent of each
+# CPU (25% by default, as perf's), and says so once.  Here at 100 kHz
+# with a limit of 10%, and nmiprof_slowsample adding 2 ms to each sample:
+# without the limit the handler took 25-55% of a CPU in every run (the
+# control: the check can fail), with it 10-12%.
+P=/sys/module/nmiprof/parameters/cpu_time_max_percent
+check "cpu_time_max_percent is 25" [ "$(cat $P)" = 25 ]
+check "cpu_time_max_percent 101 refused" sh -c "! echo 101 2>/dev/null >$P"
+check "insmod nmiprof_slowsample" insmod "$MODULES/nmiprof_slowsample.ko" us=2000
+check "cpu_time_max_percent 10" sh -c "echo 10 >$P"
+ringcheck cputime -t 3 -s ipi -f 100000 -Q 15
+check "the limit said once" \
+	sh -c "[ \$(dmesg | grep -c 'over cpu_time_max_percent=10 of the 10000 ns period: its NMIs now come') -eq 1 ]"
+check "cpu_time_max_percent 0: no limit" sh -c "echo 0 >$P"
+if nmiprof_ringcheck -t 3 -s ipi -f 100000 -Q 15 >"$RESULTS/cputime0.txt" 2>&1; then
+	fail "without cpu_time_max_percent the handler stayed within 15% too"
+fi
+grep 'the handler took' "$RESULTS/cputime0.txt"
+check "cpu_time_max_percent back to 25" sh -c "echo 25 >$P"
+check "rmmod nmiprof_slowsample" rmmod nmiprof_slowsample
+
 check "rmmod nmiprof" rmmod nmiprof
 check "unload line" dmesg_has 'nmiprof: unloaded'
