@@ -390,12 +390,17 @@ void np_session_stop(void)
 	 * interrupts off holds it off.
 	 */
 	WRITE_ONCE(np_sess.ring_lockups, false);
+	/*
+	 * The pacers first: an NMI they send after samples are off is
+	 * claimed (it carries our request) but samples nothing.  At most
+	 * the one a running tick sends still comes.
+	 */
+	if (np_sess.source == NMIPROF_SRC_IPI)
+		np_ipi_quiesce();
 	quiet = np_dispatch_stop();
 	if (np_ext_on)
 		np_ext_stop();
 	np_ext_on = false;
-	if (np_sess.source == NMIPROF_SRC_IPI)
-		np_ipi_quiesce();
 	cpus_read_lock();
 	cpuhp_remove_state_nocalls_cpuslocked(np_hp_state);
 	np_hp_state = -1;
