@@ -36,7 +36,10 @@ struct np_stacktab;
 struct np_stacktab *np_stacktab_new(void);
 void np_stacktab_free(struct np_stacktab *st);
 void np_stacktab_clear(struct np_stacktab *st);
-/* Changes with every clear: ids cached from before are void. */
+/*
+ * Changes with every clear, and no two tables of the process share one:
+ * ids cached under another generation are void.
+ */
 uint64_t np_stacktab_gen(const struct np_stacktab *st);
 /* Bytes of heap held, for the daemon's memory cap. */
 size_t np_stacktab_mem(const struct np_stacktab *st);

@@ -52,8 +52,20 @@ struct np_stacktab {
 	uint32_t nr_branch, cap_branch;
 	struct np_idx32 node_idx;	/* over branch[] positions */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
-	uint64_t gen;			/* np_stacktab_clear()s so far */
+	uint64_t gen;			/* see np_stacktab_gen() */
 };
+
+/*
+ * Generations are unique in the process, not per table: a table freed
+ * and another allocated at its address must not look like the same one
+ * to a cache keyed by the pointer (the store's dictionary reader).
+ */
+static uint64_t st_gens;
+
+static uint64_t st_next_gen(void)
+{
+	return __atomic_add_fetch(&st_gens, 1, __ATOMIC_RELAXED);
+}
 
 /* Room for need nodes: frame ids and chain bits grow together. */
 static int nodes_reserve(struct np_stacktab *st, uint32_t need)
@@ -105,8 +117,10 @@ struct np_stacktab *np_stacktab_new(void)
 {
 	struct np_stacktab *st = calloc(1, sizeof(*st));
 
-	if (st)
+	if (st) {
 		st->arena.max_chunk = ARENA_CHUNK;
+		st->gen = st_next_gen();
+	}
 	if (st && st_init(st)) {
 		np_stacktab_free(st);
 		return NULL;
@@ -141,7 +155,7 @@ void np_stacktab_clear(struct np_stacktab *st)
 	np_idx_clear(&st->frame_idx);
 	np_idx32_clear(&st->node_idx);
 	st_init(st);	/* cannot fail: capacity and index slots remain */
-	st->gen++;
+	st->gen = st_next_gen();
 }
 
 uint64_t np_stacktab_gen(const struct np_stacktab *st)
