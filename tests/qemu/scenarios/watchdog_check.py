@@ -286,7 +286,8 @@ class Run:
             if m:
                 stack = None if m.group(1) else m.group(2)
                 continue
-            m = re.match(r"\s*(\? )?(\w+)\+0x", t)
+            # gcc's clones count as the function: nmiprof_lockup_fn.cold
+            m = re.match(r"\s*(\? )?(\w+)(?:\.\w+)*\+0x", t)
             if m and m.group(2) not in where:
                 where[m.group(2)] = stack
         want = {"nmiprof_lockup_spin": "IRQ", "nmiprof_lockup_irq": "IRQ",
