@@ -636,6 +636,26 @@ static void test_dict(void)
 	CHECK(nr_dicts(dir) == 3);
 }
 
+/* Slice i of write_slices(s, 0, n, 2000, 300), read into a: exactly it. */
+static void read_slice_check(struct np_store_reader *rd, const char *dir,
+			     uint32_t i, struct np_agg *a)
+{
+	struct np_read_stats st;
+	char err[256], *got, *exp;
+	int ret;
+
+	ret = np_store_reader_read(rd, strrchr(seg_path(dir, i), '/') + 1, a,
+				   &st, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "slice %u: %s\n", i, err);
+	CHECK(ret == 0);
+	got = util_canon(a);
+	exp = expect(&i, 1, 2000, 300);
+	CHECK(!strcmp(got, exp));
+	free(got);
+	free(exp);
+}
+
 /*
  * The fleet exporter reads one segment at a time into one aggregate that
  * it resets between slices; a reset past the stack table's cap clears
@@ -645,12 +665,10 @@ static void test_reader_reset(void)
 {
 	const char *dir = tdir("reader_reset");
 	struct np_store_reader *rd;
-	struct np_read_stats st;
 	struct warns w = { 0 };
 	struct np_agg_opts ao;
 	struct np_store *s;
 	struct np_agg *a;
-	char err[256];
 
 	s = open_store(dir, 0, 0, &w);
 	CHECK(s != NULL);
@@ -664,20 +682,8 @@ static void test_reader_reset(void)
 	rd = np_store_reader_open(dir);
 	CHECK(a && rd);
 	for (uint32_t i = 0; a && rd && i < 4; i++) {
-		char *got, *exp;
-		int ret;
-
 		np_agg_reset(a);
-		ret = np_store_reader_read(rd, strrchr(seg_path(dir, i), '/') + 1,
-					   a, &st, err, sizeof(err));
-		if (ret)
-			fprintf(stderr, "slice %u: %s\n", i, err);
-		CHECK(ret == 0);
-		got = util_canon(a);
-		exp = expect(&i, 1, 2000, 300);
-		CHECK(!strcmp(got, exp));
-		free(got);
-		free(exp);
+		read_slice_check(rd, dir, i, a);
 	}
 	np_store_reader_close(rd);
 	np_agg_free(a);
@@ -692,14 +698,12 @@ static void test_reader_new_agg(void)
 {
 	const char *dir = tdir("reader_new_agg");
 	struct np_store_reader *rd;
-	struct np_read_stats st;
 	struct warns w = { 0 };
 	struct np_agg_opts ao;
 	struct np_store *s;
 	struct np_agg *a;
 	bool reused = false;
 	uintptr_t last = 0;
-	char err[256];
 
 	s = open_store(dir, 0, 0, &w);
 	CHECK(s != NULL);
@@ -711,25 +715,13 @@ static void test_reader_new_agg(void)
 	rd = np_store_reader_open(dir);
 	CHECK(rd != NULL);
 	for (uint32_t i = 0; rd && i < 3; i++) {
-		char *got, *exp;
-		int ret;
-
 		a = np_agg_new(&ao);
 		CHECK(a != NULL);
 		if (!a)
 			break;
 		reused |= (uintptr_t)a == last;
 		last = (uintptr_t)a;
-		ret = np_store_reader_read(rd, strrchr(seg_path(dir, i), '/') + 1,
-					   a, &st, err, sizeof(err));
-		if (ret)
-			fprintf(stderr, "slice %u: %s\n", i, err);
-		CHECK(ret == 0);
-		got = util_canon(a);
-		exp = expect(&i, 1, 2000, 300);
-		CHECK(!strcmp(got, exp));
-		free(got);
-		free(exp);
+		read_slice_check(rd, dir, i, a);
 		np_agg_free(a);
 	}
 	if (!reused)
