@@ -72,11 +72,7 @@ wd_finish
 wd_load watchdog_thresh=2 uart_line=2
 check "reports go to ttyS2" dmesg_has 'nmiprof: lockup reports go to ttyS2 directly'
 io=$(cat /sys/class/tty/ttyS2/port)
-dev=$(readlink -f /sys/class/tty/ttyS2/device)
-# 6.12: the serial core's port device, under the hardware's.
-while readlink -f "$dev/driver" | grep -q /serial-base/; do
-	dev=${dev%/*}
-done
+wd_uart_dev 2
 save ttyS2_driver readlink -f "$dev/driver"
 check "unbind ttyS2's driver" sh -c "echo ${dev##*/} >$dev/driver/unbind"
 check "nmiprof stopped writing to ttyS2" \
