@@ -109,7 +109,7 @@ static uint32_t top_frame(void *arg, uint64_t addr, int kernel)
 	return np_stacktab_frame(c->t->st, &sym);
 }
 
-static int add_sample(struct top *t, const struct np_sample *s)
+static int add_sample(struct top *t, const struct np_ev_sample *s)
 {
 	struct top_frame_ctx ctx = { .t = t, .pid = s->pid };
 	const struct np_sym *fr[TOP_MAX_DEPTH];

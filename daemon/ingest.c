@@ -19,7 +19,7 @@ static void npd_forget(struct nmiprofd *d, uint32_t pid)
 	npd_live_invalidate(d->live, pid);
 }
 
-static void npd_ingest_sample(struct nmiprofd *d, const struct np_sample *s)
+static void npd_ingest_sample(struct nmiprofd *d, const struct np_ev_sample *s)
 {
 	d->n.samples++;
 	/* Whole stacks, symbolized once per distinct stack, into the slice. */

@@ -259,7 +259,7 @@ static uint32_t npd_live_frame(struct npd_live *l, uint32_t pid, uint64_t ip,
 }
 
 /* Hash of a sample's raw stack (pid, ip and every address). */
-static uint64_t npd_live_stack_hash(const struct np_sample *s)
+static uint64_t npd_live_stack_hash(const struct np_ev_sample *s)
 {
 	uint64_t h = np_hash_add(np_hash_u64(s->pid), s->ip);
 
@@ -284,7 +284,7 @@ static uint32_t npd_live_frame_fn(void *arg, uint64_t ip, int kernel)
 }
 
 /* The stack id of s (resolve.h); NP_ID_NONE on ENOMEM. */
-static uint32_t npd_live_stack(struct npd_live *l, const struct np_sample *s)
+static uint32_t npd_live_stack(struct npd_live *l, const struct np_ev_sample *s)
 {
 	uint64_t h = npd_live_stack_hash(s);
 	uint32_t gen = np_pidgen_get(&l->pidgen, s->pid);
@@ -390,7 +390,8 @@ static void npd_live_rebuild(struct npd_live *l, uint64_t keep)
 		npd_live_reintern(l);
 }
 
-void npd_live_sample(struct npd_live *l, uint64_t sec, const struct np_sample *smp)
+void npd_live_sample(struct npd_live *l, uint64_t sec,
+		     const struct np_ev_sample *smp)
 {
 	struct npd_live_slot *s = npd_live_slot(l, sec);
 	struct npd_live_ent key = { .pid = smp->pid, .cpu = smp->cpu }, *e;

@@ -31,7 +31,8 @@ struct npd_live *npd_live_new(uint32_t seconds, np_symbolize_fn symbolize,
 void npd_live_free(struct npd_live *l);
 
 /* One sample at monotonic second sec (its stack, or its ip alone). */
-void npd_live_sample(struct npd_live *l, uint64_t sec, const struct np_sample *s);
+void npd_live_sample(struct npd_live *l, uint64_t sec,
+		     const struct np_ev_sample *s);
 void npd_live_lost(struct npd_live *l, uint64_t sec, uint64_t lost);
 /* pid's address space changed (exec, mmap, exit): forget its names. */
 void npd_live_invalidate(struct npd_live *l, uint32_t pid);

@@ -36,13 +36,13 @@
 
 struct npd_lockup_pending {
 	struct npd_lockup_pending *next;
-	struct np_lockup l;	/* l.kframes points to frames[] */
+	struct np_ev_lockup l;	/* l.kframes points to frames[] */
 	uint64_t wall_ns;	/* when it happened, else when it was drained */
 	uint64_t frames[];
 };
 
 /* Symbolize (now: KASLR and modules are gone after a reboot) and write. */
-static int npd_lockup_write(struct nmiprofd *d, const struct np_lockup *l,
+static int npd_lockup_write(struct nmiprofd *d, const struct np_ev_lockup *l,
 			    uint64_t wall_ns, char *id, size_t idlen,
 			    char *err, size_t errlen)
 {
@@ -61,7 +61,7 @@ static int npd_lockup_write(struct nmiprofd *d, const struct np_lockup *l,
 }
 
 /* The whole report in the log, one line per frame. */
-static void npd_lockup_log(struct nmiprofd *d, const struct np_lockup *l)
+static void npd_lockup_log(struct nmiprofd *d, const struct np_ev_lockup *l)
 {
 	np_err("LOCKUP cpu %u pid %u tid %u comm %.16s stuck %" PRIu64
 	       " ms flags %#x ip %#" PRIx64, l->cpu, l->pid, l->tid, l->comm,
@@ -76,7 +76,7 @@ static void npd_lockup_log(struct nmiprofd *d, const struct np_lockup *l)
 	}
 }
 
-static void npd_lockup_keep(struct nmiprofd *d, const struct np_lockup *l,
+static void npd_lockup_keep(struct nmiprofd *d, const struct np_ev_lockup *l,
 			    uint64_t wall_ns)
 {
 	struct npd_lockup_pending *p, **tail;
@@ -106,7 +106,7 @@ static void npd_lockup_keep(struct nmiprofd *d, const struct np_lockup *l,
 }
 
 /* Stored: the module may drop its copy. */
-static void npd_lockup_ack(struct nmiprofd *d, const struct np_lockup *l)
+static void npd_lockup_ack(struct nmiprofd *d, const struct np_ev_lockup *l)
 {
 	int rc;
 
@@ -120,7 +120,8 @@ static void npd_lockup_ack(struct nmiprofd *d, const struct np_lockup *l)
 
 /* Is this queued report one we keep already?  The module hands it out
  * again on every drain until it is acknowledged. */
-static int npd_lockup_kept(const struct nmiprofd *d, const struct np_lockup *l)
+static int npd_lockup_kept(const struct nmiprofd *d,
+			   const struct np_ev_lockup *l)
 {
 	const struct npd_lockup_pending *p;
 
@@ -130,7 +131,7 @@ static int npd_lockup_kept(const struct nmiprofd *d, const struct np_lockup *l)
 	return 0;
 }
 
-int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l)
+int npd_lockup_store(struct nmiprofd *d, const struct np_ev_lockup *l)
 {
 	uint64_t wall_ns = l->real_ns ? l->real_ns : np_real_ns();
 	char id[NP_LOCKUP_ID_LEN], err[256];

@@ -84,7 +84,7 @@ int npd_ingest(const struct np_event *ev, void *arg);
  * lockups.c: store one lockup now (fsync'd).  0, or -errno: it was logged
  * in full and is kept for npd_lockups_retry.
  */
-int npd_lockup_store(struct nmiprofd *d, const struct np_lockup *l);
+int npd_lockup_store(struct nmiprofd *d, const struct np_ev_lockup *l);
 /* Write the kept reports again (every few seconds, or now if force). */
 void npd_lockups_retry(struct nmiprofd *d, int force);
 void npd_lockups_release(struct nmiprofd *d);

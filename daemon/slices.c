@@ -104,7 +104,7 @@ void npd_slices_close(struct npd_slices *sl)
 	free(sl);
 }
 
-int npd_slices_sample(struct npd_slices *sl, const struct np_sample *s)
+int npd_slices_sample(struct npd_slices *sl, const struct np_ev_sample *s)
 {
 	return np_agg_sample(sl->agg, s);
 }

@@ -29,7 +29,7 @@ struct npd_slices *npd_slices_open(const struct npd_config *cfg,
 void npd_slices_close(struct npd_slices *sl);
 
 /* 0, or -ENOMEM: the sample is counted as lost in the slice. */
-int npd_slices_sample(struct npd_slices *sl, const struct np_sample *s);
+int npd_slices_sample(struct npd_slices *sl, const struct np_ev_sample *s);
 void npd_slices_lost(struct npd_slices *sl, uint64_t lost);
 /* Write the slice out if now_ns (CLOCK_REALTIME) is past its end. */
 void npd_slices_tick(struct npd_slices *sl, uint64_t now_ns);

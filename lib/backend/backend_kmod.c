@@ -3,7 +3,7 @@
  * kmod backend: nmiprof.ko's /dev/nmiprof (include/nmiprof/nmiprof_abi.h).
  *
  *   open -> HELLO (ABI check) -> GET_FORMAT per record type (decoded by
- *   field name, lib/backend/np_format.c) -> CONFIGURE -> mmap each CPU's control
+ *   field name, lib/backend/recfmt.c) -> CONFIGURE -> mmap each CPU's control
  *   page (RW) and data pages (RO) -> START -> poll + drain (lib/backend/kring.c).
  *
  * The module has no process filter: with a pid, samples of processes
@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "np_backend_impl.h"
-#include "np_format.h"
+#include "np_recfmt.h"
 #include "np_kring.h"
 #include "np_kmod_unwind.h"
 
@@ -48,7 +48,7 @@ struct kmod_backend {
 	int fd;
 	int pid;		/* -1: everything */
 	struct nmiprof_hello hello;
-	struct np_format *fmt;
+	struct np_recfmt *fmt;
 	struct np_perf_sideband *sb;	/* NULL if perf is unavailable */
 	struct np_kmod_unwind *uw;	/* NULL: frame pointers only */
 	np_event_fn ufn;		/* unwind tap trampoline */
@@ -121,7 +121,7 @@ static int load_formats(struct kmod_backend *kb, char *err, size_t errlen)
 	size_t cap = 8192;
 	char *buf = malloc(cap);
 
-	kb->fmt = np_format_new();
+	kb->fmt = np_recfmt_new();
 	if (!buf || !kb->fmt) {
 		free(buf);
 		snprintf(err, errlen, "out of memory");
@@ -161,14 +161,14 @@ static int load_formats(struct kmod_backend *kb, char *err, size_t errlen)
 			continue;
 		}
 		buf[cap - 1] = '\0';
-		if (np_format_add(kb->fmt, buf, strnlen(buf, cap), err, errlen) < 0) {
+		if (np_recfmt_add(kb->fmt, buf, strnlen(buf, cap), err, errlen) < 0) {
 			free(buf);
 			return -1;
 		}
 	}
 	free(buf);
-	if (!np_format_has(kb->fmt, NMIPROF_REC_SAMPLE) ||
-	    !np_format_has(kb->fmt, NMIPROF_REC_LOST)) {
+	if (!np_recfmt_has(kb->fmt, NMIPROF_REC_SAMPLE) ||
+	    !np_recfmt_has(kb->fmt, NMIPROF_REC_LOST)) {
 		snprintf(err, errlen, "nmiprof.ko did not describe its sample and lost records");
 		return -1;
 	}
@@ -424,7 +424,7 @@ static int drain_lockups(struct kmod_backend *kb, np_event_fn fn, void *arg)
 		if (rd.len > sizeof(kb->lq_rec))
 			continue;	/* more frames than the ABI allows */
 		tap.qid = rd.id;
-		if (np_format_decode(kb->fmt, kb->lq_rec, rd.len, lq_tap, &tap) > 0)
+		if (np_recfmt_decode(kb->fmt, kb->lq_rec, rd.len, lq_tap, &tap) > 0)
 			return n + 1;
 		n++;
 	}
@@ -522,7 +522,7 @@ static void kmod_close(struct np_backend *b)
 	free(kb->followed);
 	np_kmod_unwind_free(kb->uw);
 	np_perf_sideband_close(kb->sb);
-	np_format_free(kb->fmt);
+	np_recfmt_free(kb->fmt);
 	if (kb->fd >= 0)
 		kb->sys->close(kb->fd);
 	free(kb);

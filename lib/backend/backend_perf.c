@@ -114,7 +114,7 @@ static int deliver_sample(void *owner, union perf_event *pe, np_event_fn fn,
 	const uint64_t *p = (const uint64_t *)&pe->sample.array;
 	const uint64_t *end = (const uint64_t *)((const char *)pe + pe->header.size);
 	struct np_event ev;
-	struct np_sample *s = &ev.sample;
+	struct np_ev_sample *s = &ev.sample;
 	uint64_t nr, ctx = 0;
 	uint16_t nk = 0, nu = 0;
 

@@ -42,7 +42,7 @@ uint64_t np_kring_pending(const struct np_kring *r)
 	return head - __atomic_load_n(&r->ctrl->tail, __ATOMIC_RELAXED);
 }
 
-int np_kring_drain(struct np_kring *r, struct np_format *fmt,
+int np_kring_drain(struct np_kring *r, struct np_recfmt *fmt,
 		   np_event_fn fn, void *arg, int *stopped)
 {
 	/*
@@ -62,7 +62,7 @@ int np_kring_drain(struct np_kring *r, struct np_format *fmt,
 	while (tail != head) {
 		uint64_t off = tail & (r->size - 1);
 		const struct nmiprof_rec_header *h = (const void *)(r->data + off);
-		unsigned long unknown = np_format_unknown(fmt);
+		unsigned long unknown = np_recfmt_unknown(fmt);
 		uint32_t rsize;
 		int ret;
 
@@ -85,14 +85,14 @@ int np_kring_drain(struct np_kring *r, struct np_format *fmt,
 			tail += rsize;
 			continue;
 		}
-		ret = np_format_decode(fmt, h, rsize, fn, arg);
+		ret = np_recfmt_decode(fmt, h, rsize, fn, arg);
 		tail += rsize;
 		if (ret < 0) {
 			r->corrupt++;
 			continue;
 		}
 		r->records++;
-		if (np_format_unknown(fmt) == unknown)
+		if (np_recfmt_unknown(fmt) == unknown)
 			n++;	/* else skipped: a type this daemon does not know */
 		if (ret > 0) {
 			if (stopped)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "np_event.h"
-#include "np_format.h"
+#include "np_recfmt.h"
 
 struct np_kring {
 	struct nmiprof_ring_ctrl *ctrl;	/* shared, RW: we write ->tail */
@@ -30,7 +30,7 @@ uint64_t np_kring_pending(const struct np_kring *r);
  * the space.  Stops early (after the current record) when fn returns
  * non-zero.  Returns records delivered.
  */
-int np_kring_drain(struct np_kring *r, struct np_format *fmt,
+int np_kring_drain(struct np_kring *r, struct np_recfmt *fmt,
 		   np_event_fn fn, void *arg, int *stopped);
 
 #endif /* NP_KRING_H */

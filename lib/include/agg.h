@@ -67,7 +67,7 @@ struct np_agg *np_agg_new(const struct np_agg_opts *o);	/* NULL: ENOMEM */
 void np_agg_free(struct np_agg *a);
 
 /* Hot path.  0, or -ENOMEM (the sample is counted as lost). */
-int np_agg_sample(struct np_agg *a, const struct np_sample *s);
+int np_agg_sample(struct np_agg *a, const struct np_ev_sample *s);
 /* Add count to an explicit key (readers merging segments). */
 int np_agg_add(struct np_agg *a, uint32_t pid, uint32_t cpu, uint32_t comm,
 	       uint32_t stack, uint64_t count);

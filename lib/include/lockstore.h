@@ -36,7 +36,7 @@ struct np_lockup_rec {
  * frames, or NULL to keep raw addresses only.  wall_ns 0: now.  The new
  * record's id is copied to id (may be NULL).  0 or -errno.
  */
-int np_lockstore_write(const char *dir, const struct np_lockup *l,
+int np_lockstore_write(const char *dir, const struct np_ev_lockup *l,
 		       const struct np_sym *syms, uint64_t wall_ns,
 		       char *id, size_t idlen, char *err, size_t errlen);
 

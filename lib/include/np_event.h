@@ -23,7 +23,7 @@ enum np_event_type {
 	NP_EV_LOCKUP,	/* a hard-lockup report from nmiprof.ko */
 };
 
-struct np_sample {
+struct np_ev_sample {
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */
 	uint64_t ip;
 	uint32_t cpu, pid, tid;
@@ -34,7 +34,7 @@ struct np_sample {
 	const uint64_t *uframes;	/* innermost first */
 };
 
-struct np_mmap {
+struct np_ev_mmap {
 	uint32_t pid, tid;
 	uint64_t start, len, pgoff;
 	uint32_t prot, flags;
@@ -43,23 +43,23 @@ struct np_mmap {
 	const char *filename;
 };
 
-struct np_comm {
+struct np_ev_comm {
 	uint32_t pid, tid;
 	int exec;		/* comm changed because of exec */
 	char comm[NMIPROF_COMM_LEN];
 };
 
-struct np_task {			/* FORK and EXIT */
+struct np_ev_task {			/* FORK and EXIT */
 	uint32_t pid, ppid, tid, ptid;
 	uint64_t time_ns;
 };
 
-struct np_lost {
+struct np_ev_lost {
 	uint32_t cpu;
 	uint64_t lost;
 };
 
-struct np_lockup {
+struct np_ev_lockup {
 	uint64_t time_ns, stuck_ns;
 	uint64_t real_ns;	/* CLOCK_REALTIME of time_ns; 0: unknown */
 	uint64_t qid;		/* id in the module's lockup queue; 0: none */
@@ -73,12 +73,12 @@ struct np_lockup {
 struct np_event {
 	enum np_event_type type;
 	union {
-		struct np_sample sample;
-		struct np_mmap mmap;
-		struct np_comm comm;
-		struct np_task task;
-		struct np_lost lost;
-		struct np_lockup lockup;
+		struct np_ev_sample sample;
+		struct np_ev_mmap mmap;
+		struct np_ev_comm comm;
+		struct np_ev_task task;
+		struct np_ev_lost lost;
+		struct np_ev_lockup lockup;
 	};
 };
 

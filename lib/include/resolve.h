@@ -28,16 +28,16 @@ typedef uint32_t (*np_frame_fn)(void *arg, uint64_t addr, int kernel);
 
 /* Node of s's user part below the root (NP_STACK_EMPTY without user
  * frames); NP_ID_NONE on ENOMEM. */
-uint32_t np_resolve_user(struct np_stacktab *st, const struct np_sample *s,
+uint32_t np_resolve_user(struct np_stacktab *st, const struct np_ev_sample *s,
 			 np_frame_fn frame, void *arg);
 /* The stack of s continued from node, its user part: kernel frames, or
  * the ip of a sample without frames.  NP_ID_NONE on ENOMEM. */
 uint32_t np_resolve_kernel(struct np_stacktab *st, uint32_t node,
-			   const struct np_sample *s, np_frame_fn frame,
+			   const struct np_ev_sample *s, np_frame_fn frame,
 			   void *arg);
 
 static inline uint32_t np_resolve_stack(struct np_stacktab *st,
-					const struct np_sample *s,
+					const struct np_ev_sample *s,
 					np_frame_fn frame, void *arg)
 {
 	uint32_t node = np_resolve_user(st, s, frame, arg);

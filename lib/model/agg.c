@@ -264,7 +264,7 @@ fold_frames(const uint64_t *f, unsigned int n, uint64_t c0, uint64_t c1,
  * without any frame is keyed by its ip, the one frame it is given
  * (raw_resolve()).
  */
-static void raw_hash(const struct np_sample *s, struct raw_key *k)
+static void raw_hash(const struct np_ev_sample *s, struct raw_key *k)
 {
 	uint64_t comm[2], a, b;
 
@@ -373,7 +373,7 @@ static uint32_t agg_frame(void *arg, uint64_t addr, int kernel)
  * its stack node (NP_STACK_EMPTY without user frames), *comm and *commh
  * the comm's string id and hash.  From the user memo when it has it.
  */
-static int user_resolve(struct np_agg *a, const struct np_sample *s,
+static int user_resolve(struct np_agg *a, const struct np_ev_sample *s,
 			const struct raw_key *k, uint32_t *node,
 			uint32_t *comm, uint32_t *commh)
 {
@@ -405,7 +405,7 @@ static int user_resolve(struct np_agg *a, const struct np_sample *s,
 }
 
 /* First sight of a raw stack in this slice: symbolize, outermost first. */
-static int raw_resolve(struct np_agg *a, const struct np_sample *s,
+static int raw_resolve(struct np_agg *a, const struct np_ev_sample *s,
 		       const struct raw_key *k, struct raw_ent *r)
 {
 	struct agg_frame_ctx ctx;
@@ -425,7 +425,7 @@ static int raw_resolve(struct np_agg *a, const struct np_sample *s,
 	return 0;
 }
 
-int np_agg_sample(struct np_agg *a, const struct np_sample *s)
+int np_agg_sample(struct np_agg *a, const struct np_ev_sample *s)
 {
 	uint32_t cpu = a->opts.by_cpu ? s->cpu : NP_CPU_ANY;
 	struct np_agg_entry *e;

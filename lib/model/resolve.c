@@ -9,7 +9,7 @@
  * the run and one frame more are symbolized.
  */
 static unsigned int user_frames_kept(struct np_stacktab *st,
-				     const struct np_sample *s,
+				     const struct np_ev_sample *s,
 				     np_frame_fn frame, void *arg)
 {
 	unsigned int n = s->nr_uframes;
@@ -20,7 +20,7 @@ static unsigned int user_frames_kept(struct np_stacktab *st,
 	return n;
 }
 
-uint32_t np_resolve_user(struct np_stacktab *st, const struct np_sample *s,
+uint32_t np_resolve_user(struct np_stacktab *st, const struct np_ev_sample *s,
 			 np_frame_fn frame, void *arg)
 {
 	unsigned int nu = user_frames_kept(st, s, frame, arg);
@@ -34,7 +34,7 @@ uint32_t np_resolve_user(struct np_stacktab *st, const struct np_sample *s,
 }
 
 uint32_t np_resolve_kernel(struct np_stacktab *st, uint32_t node,
-			   const struct np_sample *s, np_frame_fn frame,
+			   const struct np_ev_sample *s, np_frame_fn frame,
 			   void *arg)
 {
 	for (unsigned int i = s->nr_kframes; i-- && node != NP_ID_NONE;)

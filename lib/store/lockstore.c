@@ -43,7 +43,7 @@ static void put_str(struct np_buf *b, const char *s)
 		np_put_bytes(b, s, len);
 }
 
-int np_lockstore_write(const char *dir, const struct np_lockup *l,
+int np_lockstore_write(const char *dir, const struct np_ev_lockup *l,
 		       const struct np_sym *syms, uint64_t wall_ns,
 		       char *id, size_t idlen, char *err, size_t errlen)
 {

@@ -4,7 +4,7 @@
  *
  * An in-memory nmiprof ring (ABI sample records, 20-40 frames, a few
  * thousand distinct stacks with a skewed popularity) is drained through
- * the real consumer path: lib/backend/kring.c + lib/backend/np_format.c (libtraceevent
+ * the real consumer path: lib/backend/kring.c + lib/backend/recfmt.c (libtraceevent
  * field offsets, as with nmiprof.ko) -> np_agg_sample() (raw-stack cache,
  * stack table, per-slice counts).  Rates are per CPU-second of this
  * thread.  Figures, not assertions.
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "agg.h"
-#include "np_format.h"
+#include "np_recfmt.h"
 #include "np_kring.h"
 
 #define DATA_SIZE	(32u << 20)
@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 	struct nmiprof_ring_ctrl *ctrl = aligned_alloc(4096, 4096);
 	uint8_t *data = aligned_alloc(4096, DATA_SIZE);
 	struct tmpl *t = calloc(nt, sizeof(*t));
-	struct np_format *fmt = np_format_new();
+	struct np_recfmt *fmt = np_recfmt_new();
 	uint64_t seed = 7, head, sink = 0;
 	struct np_agg_opts ao;
 	struct np_agg *a;
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 	}
 	const char *ft = sample_format();
 
-	if (np_format_add(fmt, ft, strlen(ft), err, sizeof(err))) {
+	if (np_recfmt_add(fmt, ft, strlen(ft), err, sizeof(err))) {
 		fprintf(stderr, "format: %s\n", err);
 		return 1;
 	}
@@ -295,7 +295,7 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (uint32_t p = 0; p < passes; p++)
 		DRAIN(nop, &sink);
-	report("decode only (kring + np_format):", t0, passes * (double)nrec);
+	report("decode only (kring + np_recfmt):", t0, passes * (double)nrec);
 
 	np_agg_opts_init(&ao);
 	ao.symbolize = sym;
@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 	if (r.corrupt)
 		printf("WARNING: %llu corrupt records\n", (unsigned long long)r.corrupt);
 	np_agg_free(a);
-	np_format_free(fmt);
+	np_recfmt_free(fmt);
 	free(t);
 	free(data);
 	free(ctrl);

@@ -84,7 +84,8 @@ static int sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
  */
 static uint32_t shared = 4;
 
-static void stack_of(uint32_t id, struct np_sample *s, uint64_t *k, uint64_t *u)
+static void stack_of(uint32_t id, struct np_ev_sample *s, uint64_t *k,
+		     uint64_t *u)
 {
 	uint64_t path = id * 0x9e3779b97f4a7c15ULL;
 	uint32_t proc = id % 100, nu = 14 + id % 13, nk = 6 + (id >> 3) % 9;
@@ -436,7 +437,7 @@ static int inprocess_bench(int argc, char **argv)
 		uint32_t ne;
 
 		for (uint32_t i = 0; i < nstacks * 3; i++) {
-			struct np_sample s;
+			struct np_ev_sample s;
 
 			stack_of((uint32_t)(rng(&seed) % nstacks), &s, k, u);
 			np_agg_sample(a, &s);

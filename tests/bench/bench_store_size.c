@@ -134,7 +134,7 @@ static void feed(struct feeder *f, uint32_t pid, uint32_t cpu, const char *comm,
 		 struct np_sym *fr, const uint64_t *addr, unsigned int n)
 {
 	static uint64_t kf[512], uf[512];
-	struct np_sample smp = { .pid = pid, .tid = pid, .cpu = cpu };
+	struct np_ev_sample smp = { .pid = pid, .tid = pid, .cpu = cpu };
 	unsigned int nk = 0, nu = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
@@ -480,7 +480,7 @@ static void synthetic(uint32_t ncpu, uint32_t stacks, uint32_t nslices)
 			uint32_t id = (uint32_t)(x * x * stacks);
 			uint64_t path = id * 0x9e3779b97f4a7c15ULL;
 			uint32_t proc = id % 60, nk = 3 + id % 10, nu = 22;
-			struct np_sample smp = { 0 };
+			struct np_ev_sample smp = { 0 };
 
 			for (uint32_t j = 0; j < nu; j++) {
 				uint32_t d = nu - 1 - j;

@@ -80,7 +80,7 @@ static int write_store(const char *dir, struct np_agg *a)
 		{ "[kernel.kallsyms]", "stuck_ioctl", 0x20, 1 },
 		{ NULL, NULL, 0xffffffff81000230ULL, 1 },
 	};
-	struct np_lockup l = {
+	struct np_ev_lockup l = {
 		.time_ns = 5000000000ULL, .stuck_ns = 10500000000ULL,
 		.cpu = 1, .pid = 4242, .tid = 4243, .flags = NMIPROF_LF_HARD,
 		.comm = "wedged", .nr_kframes = 3, .kframes = kframes,

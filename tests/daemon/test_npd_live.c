@@ -59,7 +59,7 @@ static int fake_symbolize(void *arg, uint32_t pid, uint64_t addr, int kernel,
 static void sample1(struct npd_live *l, uint64_t sec, uint32_t cpu, uint32_t pid,
 		    const char *comm, uint64_t ip, int kernel)
 {
-	struct np_sample s = {
+	struct np_ev_sample s = {
 		.ip = ip, .cpu = cpu, .pid = pid,
 		.flags = kernel ? 0 : NMIPROF_RF_USER_MODE,
 	};
@@ -73,7 +73,7 @@ static void sample_stack(struct npd_live *l, uint64_t sec, uint32_t cpu,
 			 uint32_t pid, const char *comm, const uint64_t *k,
 			 unsigned int nk, const uint64_t *u, unsigned int nu)
 {
-	struct np_sample s = {
+	struct np_ev_sample s = {
 		.ip = nk ? k[0] : u[0], .cpu = cpu, .pid = pid,
 		.flags = nk ? 0 : NMIPROF_RF_USER_MODE,
 		.nr_kframes = (uint16_t)nk, .nr_uframes = (uint16_t)nu,

@@ -28,10 +28,10 @@ static int fake_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
 	return 0;
 }
 
-static struct np_sample mk(uint32_t pid, uint32_t cpu, const char *comm,
+static struct np_ev_sample mk(uint32_t pid, uint32_t cpu, const char *comm,
 			   const uint64_t *k, int nk, const uint64_t *u, int nu)
 {
-	struct np_sample s = { 0 };
+	struct np_ev_sample s = { 0 };
 
 	s.pid = s.tid = pid;
 	s.cpu = cpu;
@@ -71,7 +71,7 @@ static void test_basic(void)
 	struct symctx ctx = { 0 };
 	struct np_agg_opts o;
 	struct np_agg *a;
-	struct np_sample s;
+	struct np_ev_sample s;
 	const struct np_sym *fr[8];
 	uint32_t stack = 0;
 
@@ -168,7 +168,7 @@ static void test_frame_memo(void)
 	const struct np_sym *fr[8];
 	struct np_agg_opts o;
 	struct np_agg *a;
-	struct np_sample s;
+	struct np_ev_sample s;
 	uint32_t stack = 0;
 
 	np_agg_opts_init(&o);
@@ -223,7 +223,7 @@ static void test_no_cpu_no_symbolizer(void)
 	uint64_t k[] = { 0xffffffff81000010 };
 	struct np_agg_opts o;
 	struct np_agg *a;
-	struct np_sample s;
+	struct np_ev_sample s;
 	const struct np_sym *fr[2];
 	uint32_t stack = 0;
 
@@ -251,7 +251,7 @@ static void test_cap(void)
 	a = np_agg_new(&o);
 	for (uint64_t i = 0; i < 1000; i++) {
 		uint64_t k[2] = { 0xffffffff81000000 + i, 0xffffffff82000000 };
-		struct np_sample s = mk(1, 0, "x", k, 2, NULL, 0);
+		struct np_ev_sample s = mk(1, 0, "x", k, 2, NULL, 0);
 
 		np_agg_sample(a, &s);
 	}
@@ -317,7 +317,7 @@ static void test_unmapped_run(void)
 	uint64_t k[] = { 0xffffffff81000010 };
 	struct np_agg_opts o;
 	struct np_agg *a;
-	struct np_sample s;
+	struct np_ev_sample s;
 	uint32_t stack = 0, stack2 = 0;
 	char buf[512];
 
@@ -388,7 +388,7 @@ static void test_raw_bound(void)
 			/* leaf: page i % 100, one of 1000 addresses in it */
 			uint64_t u[2] = { 0x400000 + (i % 100) * 0x1000 + i / 100 % 1000,
 					  0x900000 };
-			struct np_sample s = mk(7, 0, "w", NULL, 0, u, 2);
+			struct np_ev_sample s = mk(7, 0, "w", NULL, 0, u, 2);
 
 			CHECK(np_agg_sample(a, &s) == 0);
 		}
@@ -415,7 +415,7 @@ static void test_user_part(void)
 	const struct np_agg_entry *e;
 	struct np_agg_opts o;
 	struct np_agg *a;
-	struct np_sample s;
+	struct np_ev_sample s;
 	uint32_t stack = 0, n;
 	char want[32], name[32];
 	int bad = 0;

@@ -38,7 +38,7 @@ struct tally {
 static int on_event(const struct np_event *ev, void *arg)
 {
 	struct tally *t = arg;
-	const struct np_sample *s = &ev->sample;
+	const struct np_ev_sample *s = &ev->sample;
 	struct np_sym sym;
 
 	t->events++;

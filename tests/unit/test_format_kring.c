@@ -2,7 +2,7 @@
 /*
  * The kmod backend's decoder without a device: rings built in memory
  * (a fake control page + data with the ABI structs) and format text
- * generated here, through lib/backend/kring.c and lib/backend/np_format.c.
+ * generated here, through lib/backend/kring.c and lib/backend/recfmt.c.
  *
  * Covers: the ABI layout; a newer-module layout with fields reordered,
  * an unknown extra field and no common/regular separator; pad records,
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "np_format.h"
+#include "np_recfmt.h"
 #include "np_kring.h"
 
 #include "check.h"
@@ -211,7 +211,7 @@ static void fill_sample(const struct layout *l, uint8_t *rec, uint32_t cpu)
 
 static void check_sample(const struct got *g, int i, uint32_t cpu)
 {
-	const struct np_sample *s = &g->ev[i].sample;
+	const struct np_ev_sample *s = &g->ev[i].sample;
 
 	CHECK(g->ev[i].type == NP_EV_SAMPLE);
 	CHECK(s->time_ns == 123456789);
@@ -225,20 +225,20 @@ static void check_sample(const struct got *g, int i, uint32_t cpu)
 	CHECK(!memcmp(g->uf[i], UF, sizeof(UF)));
 }
 
-static struct np_format *abi_format(void)
+static struct np_recfmt *abi_format(void)
 {
-	struct np_format *f = np_format_new();
+	struct np_recfmt *f = np_recfmt_new();
 	char err[256];
 	const char *t;
 
 	t = format_text(&abi_sample, NULL);
-	if (np_format_add(f, t, strlen(t), err, sizeof(err)))
+	if (np_recfmt_add(f, t, strlen(t), err, sizeof(err)))
 		printf("FAIL: abi sample format: %s\n", err), failures++;
 	t = format_text(&abi_lost, NULL);
-	if (np_format_add(f, t, strlen(t), err, sizeof(err)))
+	if (np_recfmt_add(f, t, strlen(t), err, sizeof(err)))
 		printf("FAIL: abi lost format: %s\n", err), failures++;
 	t = format_text(&abi_lockup, NULL);
-	if (np_format_add(f, t, strlen(t), err, sizeof(err)))
+	if (np_recfmt_add(f, t, strlen(t), err, sizeof(err)))
 		printf("FAIL: abi lockup format: %s\n", err), failures++;
 	return f;
 }
@@ -279,7 +279,7 @@ static void ring_reset(uint64_t pos)
 
 static void test_abi_records(void)
 {
-	struct np_format *f = abi_format();
+	struct np_recfmt *f = abi_format();
 	uint8_t rec[2048];
 	struct got g = { 0 };
 	struct nmiprof_lost *lost = (void *)rec;
@@ -288,7 +288,7 @@ static void test_abi_records(void)
 
 	size = build(&abi_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
 	fill_sample(&abi_sample, rec, 1);
-	CHECK(np_format_decode(f, rec, size, collect, &g) == 0);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0);
 	check_sample(&g, 0, 1);
 
 	memset(rec, 0, sizeof(*lost));
@@ -296,7 +296,7 @@ static void test_abi_records(void)
 	lost->hdr.common_size = sizeof(*lost);
 	lost->cpu = 3;
 	lost->lost = 99;
-	CHECK(np_format_decode(f, rec, sizeof(*lost), collect, &g) == 0);
+	CHECK(np_recfmt_decode(f, rec, sizeof(*lost), collect, &g) == 0);
 	CHECK(g.ev[1].type == NP_EV_LOST && g.ev[1].lost.cpu == 3 && g.ev[1].lost.lost == 99);
 
 	size = build(&abi_lockup, rec, NMIPROF_RF_IN_NMI, KF, 2, NULL, 0);
@@ -307,7 +307,7 @@ static void test_abi_records(void)
 	lk->regs.ip = KF[0];
 	lk->regs.sp = 0xffffc90000001000ULL;
 	memcpy(lk->comm, "swapper/1", 10);
-	CHECK(np_format_decode(f, rec, size, collect, &g) == 0);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0);
 	CHECK(g.ev[2].type == NP_EV_LOCKUP);
 	CHECK(g.ev[2].lockup.stuck_ns == 11000000000ULL);
 	CHECK(g.ev[2].lockup.flags == NMIPROF_LF_HARD);
@@ -318,16 +318,16 @@ static void test_abi_records(void)
 	/* malformed: kstack points past the record */
 	size = build(&abi_sample, rec, 0, KF, 3, UF, 2);
 	put(&abi_sample, rec, "kstack", NMIPROF_LOC(size - 8, 16));
-	CHECK(np_format_decode(f, rec, size, collect, &g) == -EINVAL);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == -EINVAL);
 	/* truncated below the fixed part */
-	CHECK(np_format_decode(f, rec, 16, collect, &g) == -EINVAL);
+	CHECK(np_recfmt_decode(f, rec, 16, collect, &g) == -EINVAL);
 	CHECK(g.n == 3);
-	np_format_free(f);
+	np_recfmt_free(f);
 }
 
 static void test_ring(void)
 {
-	struct np_format *f = abi_format();
+	struct np_recfmt *f = abi_format();
 	struct np_kring r;
 	uint8_t rec[2048];
 	struct got g = { 0 };
@@ -375,7 +375,7 @@ static void test_ring(void)
 	memset(&g, 0, sizeof(g));
 	CHECK(np_kring_drain(&r, f, collect, &g, NULL) == 1);
 	CHECK(g.n == 1 && g.ev[0].type == NP_EV_LOST);
-	CHECK(np_format_unknown(f) == 1);
+	CHECK(np_recfmt_unknown(f) == 1);
 
 	/* corrupt size: the rest is dropped and counted, never read past */
 	((struct nmiprof_rec_header *)((uint8_t *)data + (ctrl.head & (RING - 1))))->common_size = 12;
@@ -402,40 +402,40 @@ static void test_ring(void)
 	CHECK(strstr(err, "ABI") != NULL);
 	ctrl.abi_version = NMIPROF_ABI_VERSION;
 	CHECK(np_kring_init(&r, &ctrl, data, RING * 2, 2, err, sizeof(err)) == -EPROTO);
-	np_format_free(f);
+	np_recfmt_free(f);
 }
 
 static void test_new_layout(void)
 {
-	struct np_format *f = np_format_new();
+	struct np_recfmt *f = np_recfmt_new();
 	const char *t = format_text(&new_sample, NULL);
 	uint8_t rec[2048];
 	struct got g = { 0 };
 	char err[256];
 	uint32_t size;
 
-	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
+	CHECK(np_recfmt_add(f, t, strlen(t), err, sizeof(err)) == 0);
 	size = build(&new_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
 	fill_sample(&new_sample, rec, 513);
 	put(&new_sample, rec, "cgroup_id", 0xdeadbeef);
-	CHECK(np_format_decode(f, rec, size, collect, &g) == 0);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0);
 	check_sample(&g, 0, 513);
-	np_format_free(f);
+	np_recfmt_free(f);
 
 	/* a required field missing: refused, naming the field */
-	f = np_format_new();
+	f = np_recfmt_new();
 	t = format_text(&new_sample, "kstack");
-	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == -EINVAL);
+	CHECK(np_recfmt_add(f, t, strlen(t), err, sizeof(err)) == -EINVAL);
 	CHECK(strstr(err, "kstack") != NULL);
 	printf("missing field -> \"%s\"\n", err);
 	/* garbage text */
-	CHECK(np_format_add(f, "hello", 5, err, sizeof(err)) < 0);
+	CHECK(np_recfmt_add(f, "hello", 5, err, sizeof(err)) < 0);
 	printf("garbage -> \"%s\"\n", err);
 	/* a record type from the future is accepted and ignored */
 	t = "name: future\nID: 9\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
-	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
-	CHECK(!np_format_has(f, 9) && !np_format_has(f, NMIPROF_REC_SAMPLE));
-	np_format_free(f);
+	CHECK(np_recfmt_add(f, t, strlen(t), err, sizeof(err)) == 0);
+	CHECK(!np_recfmt_has(f, 9) && !np_recfmt_has(f, NMIPROF_REC_SAMPLE));
+	np_recfmt_free(f);
 }
 
 /*
@@ -478,7 +478,7 @@ static int where(const struct np_event *ev, void *arg)
 
 static void test_sample_paths(void)
 {
-	struct np_format *f = abi_format();
+	struct np_recfmt *f = abi_format();
 	uint64_t buf[2048 / 8 + 1];	/* 8-byte aligned, as a ring is */
 	uint8_t *rec = (uint8_t *)buf, *odd = (uint8_t *)buf + 1024 + 4;
 	struct layout rel_sample;
@@ -491,31 +491,31 @@ static void test_sample_paths(void)
 	size = build(&abi_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
 	fill_sample(&abi_sample, rec, 1);
 	/* in a ring: the frames are handed on where they lie */
-	CHECK(np_format_decode(f, rec, size, where, &w) == 0 && w.n == 1);
+	CHECK(np_recfmt_decode(f, rec, size, where, &w) == 0 && w.n == 1);
 	CHECK(w.kframes == (const uint64_t *)(rec + NMIPROF_LOC_OFF(
 		((struct nmiprof_sample *)rec)->kstack)));
 	CHECK(w.uframes == w.kframes + 3);
 	/* misaligned (not from a ring): copied, and the same event */
 	memmove(odd, rec, size);
-	CHECK(np_format_decode(f, odd, size, where, &w) == 0 && w.n == 2);
+	CHECK(np_recfmt_decode(f, odd, size, where, &w) == 0 && w.n == 2);
 	CHECK((const uint8_t *)w.kframes < odd || (const uint8_t *)w.kframes >= odd + size);
-	CHECK(np_format_decode(f, odd, size, collect, &g) == 0);
+	CHECK(np_recfmt_decode(f, odd, size, collect, &g) == 0);
 	check_sample(&g, 0, 1);
 	/* a kstack that claims more than the record holds is refused */
 	put(&abi_sample, rec, "kstack", NMIPROF_LOC(size - 16, 24));
-	CHECK(np_format_decode(f, rec, size, collect, &g) == -EINVAL && g.n == 1);
-	np_format_free(f);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == -EINVAL && g.n == 1);
+	np_recfmt_free(f);
 
 	/* short records: no frames, so read field by field */
-	f = np_format_new();
+	f = np_recfmt_new();
 	t = format_text(&short_sample, NULL);
-	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
+	CHECK(np_recfmt_add(f, t, strlen(t), err, sizeof(err)) == 0);
 	size = build(&short_sample, rec, NMIPROF_RF_IN_NMI, NULL, 0, NULL, 0);
 	fill_sample(&short_sample, rec, 7);
 	memcpy(rec + 44, "abcdefgh", 8);	/* no NUL: cut at 8 */
 	put(&short_sample, rec, "kstack", NMIPROF_LOC(size, 0));
 	memset(&g, 0, sizeof(g));
-	CHECK(np_format_decode(f, rec, size, collect, &g) == 0 && g.n == 1);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0 && g.n == 1);
 	CHECK(g.ev[0].sample.cpu == 7 && g.ev[0].sample.pid == 4242 &&
 	      g.ev[0].sample.tid == 4243 && g.ev[0].sample.ip == KF[0] &&
 	      g.ev[0].sample.time_ns == 123456789);
@@ -526,15 +526,15 @@ static void test_sample_paths(void)
 	size = build(&short_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
 	fill_sample(&short_sample, rec, 7);
 	memcpy(rec + 44, "abcdefgh", 8);
-	CHECK(np_format_decode(f, rec, size, collect, &g) == 0 && g.n == 2);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0 && g.n == 2);
 	CHECK(!strcmp(g.ev[1].sample.comm, "abcdefgh"));
 	CHECK(g.ev[1].sample.cpu == 7 && g.ev[1].sample.tid == 4243 &&
 	      g.ev[1].sample.flags == NMIPROF_RF_IN_NMI);
 	CHECK(g.ev[1].sample.nr_kframes == 3 && !memcmp(g.kf[1], KF, sizeof(KF)));
 	CHECK(g.ev[1].sample.nr_uframes == 2 && !memcmp(g.uf[1], UF, sizeof(UF)));
 	/* truncated inside the fixed part */
-	CHECK(np_format_decode(f, rec, 40, collect, &g) == -EINVAL && g.n == 2);
-	np_format_free(f);
+	CHECK(np_recfmt_decode(f, rec, 40, collect, &g) == -EINVAL && g.n == 2);
+	np_recfmt_free(f);
 
 	/*
 	 * __rel_loc arrays (the kernel's newer dynamic arrays): offsets count
@@ -547,18 +547,18 @@ static void test_sample_paths(void)
 		else if (!strcmp(tf->name, "ustack"))
 			tf->decl = "__rel_loc u64[] ustack";
 	}
-	f = np_format_new();
+	f = np_recfmt_new();
 	t = format_text(&rel_sample, NULL);
-	CHECK(np_format_add(f, t, strlen(t), err, sizeof(err)) == 0);
+	CHECK(np_recfmt_add(f, t, strlen(t), err, sizeof(err)) == 0);
 	size = build(&short_sample, rec, NMIPROF_RF_IN_NMI, KF, 3, UF, 2);
 	fill_sample(&short_sample, rec, 7);
 	put(&short_sample, rec, "kstack", NMIPROF_LOC(56 - 40, 3 * 8));
 	put(&short_sample, rec, "ustack", NMIPROF_LOC(56 + 3 * 8 - 44, 2 * 8));
 	memset(&g, 0, sizeof(g));
-	CHECK(np_format_decode(f, rec, size, collect, &g) == 0 && g.n == 1);
+	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0 && g.n == 1);
 	CHECK(g.ev[0].sample.nr_kframes == 3 && !memcmp(g.kf[0], KF, sizeof(KF)));
 	CHECK(g.ev[0].sample.nr_uframes == 2 && !memcmp(g.uf[0], UF, sizeof(UF)));
-	np_format_free(f);
+	np_recfmt_free(f);
 }
 
 static int count(const struct np_event *ev, void *arg)
@@ -574,7 +574,7 @@ static int count(const struct np_event *ev, void *arg)
  */
 static void test_garbage(void)
 {
-	struct np_format *f = abi_format();
+	struct np_recfmt *f = abi_format();
 	struct np_kring r;
 	char err[256];
 	unsigned long n = 0;
@@ -601,7 +601,7 @@ static void test_garbage(void)
 		CHECK(ctrl.tail == ctrl.head || ctrl.head - ctrl.tail > RING);
 	}
 	printf("garbage rings: %lu events decoded, no crash\n", n);
-	np_format_free(f);
+	np_recfmt_free(f);
 }
 
 static const struct np_test_case cases[] = {

@@ -56,7 +56,7 @@ static uint32_t resolve(struct fake *f, uint64_t ip, uint32_t flags,
 			const uint64_t *k, unsigned int nk,
 			const uint64_t *u, unsigned int nu)
 {
-	struct np_sample s = {
+	struct np_ev_sample s = {
 		.ip = ip, .pid = 7, .flags = flags, .comm = "p",
 		.kframes = k, .nr_kframes = (uint16_t)nk,
 		.uframes = u, .nr_uframes = (uint16_t)nu,

@@ -378,7 +378,7 @@ static int nr_lockups(const char *dir)
 static void put_lockup(const char *dir, uint64_t wall_ns, uint32_t cpu)
 {
 	uint64_t frames[3] = { 0xffffffff81001000, 0xffffffff81002000, 0xffffffff81003000 };
-	struct np_lockup l = { 0 };
+	struct np_ev_lockup l = { 0 };
 	char err[256];
 
 	l.cpu = cpu;

@@ -34,7 +34,7 @@ static void test_roundtrip(void)
 		{ "[kernel.kallsyms]", "_raw_spin_lock", 0x20, 1 },
 		{ "[nmiprof_test]", NULL, 0x3030, 1 },
 	};
-	struct np_lockup l = { 0 };
+	struct np_ev_lockup l = { 0 };
 	struct np_lockup_rec *r = NULL;
 	char id1[NP_LOCKUP_ID_LEN], id2[NP_LOCKUP_ID_LEN], err[256];
 	struct warns w = { 0 };

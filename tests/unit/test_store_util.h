@@ -63,7 +63,7 @@ static inline void util_slice(struct np_agg *a, uint32_t slice, uint32_t n,
 	uint64_t k[24], u[24];
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct np_sample s = { 0 };
+		struct np_ev_sample s = { 0 };
 		uint32_t id = i == 0 ? 1000000 + slice :
 			      (uint32_t)(rng_next(&seed) % pool);
 		uint64_t st = id * 0x9e3779b97f4a7c15ULL;

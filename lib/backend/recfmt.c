@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nmiprof.ko record decoding by field name (see np_format.h).
+ * nmiprof.ko record decoding by field name (see np_recfmt.h).
  *
  * Slow path once per record type: libtraceevent parses the format text.
  * Fast path per record: fixed offsets from the cache below, bounds
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <traceevent/event-parse.h>
-#include "np_format.h"
+#include "np_recfmt.h"
 
 enum fld {
 	F_FLAGS, F_SEQ, F_TIME, F_IP, F_CPU, F_PID, F_TID, F_COMM,
@@ -81,7 +81,7 @@ struct sample_plan {
 	int kstack_rel, ustack_rel;
 };
 
-struct np_format {
+struct np_recfmt {
 	struct tep_handle *tep;
 	struct rec_fmt types[NMIPROF_REC_MAX];
 	struct sample_plan plan;
@@ -89,9 +89,9 @@ struct np_format {
 	uint64_t kframes[NMIPROF_MAX_FRAMES], uframes[NMIPROF_MAX_FRAMES];
 };
 
-struct np_format *np_format_new(void)
+struct np_recfmt *np_recfmt_new(void)
 {
-	struct np_format *f = calloc(1, sizeof(*f));
+	struct np_recfmt *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
@@ -104,7 +104,7 @@ struct np_format *np_format_new(void)
 	return f;
 }
 
-void np_format_free(struct np_format *f)
+void np_recfmt_free(struct np_recfmt *f)
 {
 	if (!f)
 		return;
@@ -147,7 +147,7 @@ static void plan_sample(struct sample_plan *p, const struct rec_fmt *rf)
 	     plan_field(p, &fl[F_TID], &p->tid) &&
 	     plan_field(p, fl[F_FLAGS].present ? &fl[F_FLAGS] : &hdr_flags,
 			&p->flags);
-	/* __data_loc words are 4 bytes (np_format_add checked) */
+	/* __data_loc words are 4 bytes (np_recfmt_add checked) */
 	if (fl[F_KSTACK].off + 4 > p->need)
 		p->need = fl[F_KSTACK].off + 4;
 	p->kstack_off = fl[F_KSTACK].off;
@@ -178,7 +178,7 @@ static void plan_sample(struct sample_plan *p, const struct rec_fmt *rf)
 	p->usable = ok;
 }
 
-int np_format_add(struct np_format *f, const char *text, size_t len,
+int np_recfmt_add(struct np_recfmt *f, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
 	struct tep_event *ev = NULL;
@@ -242,12 +242,12 @@ int np_format_add(struct np_format *f, const char *text, size_t len,
 	return 0;
 }
 
-int np_format_has(const struct np_format *f, unsigned int type)
+int np_recfmt_has(const struct np_recfmt *f, unsigned int type)
 {
 	return type < NMIPROF_REC_MAX && f->types[type].present;
 }
 
-unsigned long np_format_unknown(const struct np_format *f)
+unsigned long np_recfmt_unknown(const struct np_recfmt *f)
 {
 	return f->unknown;
 }
@@ -373,12 +373,12 @@ frames_at(const uint8_t *rec, size_t size, unsigned int loc_off, int relative,
 	return (int)(len / 8);
 }
 
-static int decode_sample(struct np_format *f, const uint8_t *rec, size_t size,
+static int decode_sample(struct np_recfmt *f, const uint8_t *rec, size_t size,
 			 np_event_fn fn, void *arg)
 {
 	const struct sample_plan *p = &f->plan;
 	struct np_event ev;
-	struct np_sample *s = &ev.sample;
+	struct np_ev_sample *s = &ev.sample;
 	int nk, nu = 0;
 
 	if (size < p->need)
@@ -428,7 +428,7 @@ static int decode_sample(struct np_format *f, const uint8_t *rec, size_t size,
 	return fn(&ev, arg) ? 1 : 0;
 }
 
-int np_format_decode(struct np_format *f, const void *r, size_t size,
+int np_recfmt_decode(struct np_recfmt *f, const void *r, size_t size,
 		     np_event_fn fn, void *arg)
 {
 	const struct nmiprof_rec_header *h = r;
