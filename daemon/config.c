@@ -149,6 +149,8 @@ static const struct npd_key npd_keys[] = {
 	NPD_KEY("kernel_stack_depth", NPD_U32, kstack_depth, 1, NMIPROF_MAX_FRAMES),
 	NPD_KEY("user_stack_depth", NPD_U32, ustack_depth, 1, NMIPROF_MAX_FRAMES),
 	NPD_KEY("user_stacks", NPD_BOOL, user_stacks, 0, 1),
+	NPD_KEY("unwind_budget", NPD_SIZE, unwind_budget, NP_UNWIND_BUDGET_MIN,
+		NP_UNWIND_BUDGET_MAX),
 	NPD_KEY("log_level", NPD_LOGLEVEL, log_level, 0, 0),
 	NPD_KEY("live_seconds", NPD_U32, live_s, 10, 3600),
 	NPD_KEY("clickhouse_url", NPD_STR0, clickhouse_url, 0, 0),
@@ -221,8 +223,13 @@ int npd_config_set(struct npd_config *c, const char *key, const char *val,
 		return 0;
 	case NPD_SIZE:
 		if (npd_parse_scaled(val, npd_size_units, k->lo, k->hi, &v)) {
-			npd_seterr(err, errlen, "%s: '%s' is not a size such as 512M, 2G or 0 (unlimited)",
-				   key, val);
+			if (k->lo)
+				npd_seterr(err, errlen, "%s: '%s' is not a size from %lluK to %lluG, such as 512M",
+					   key, val, (unsigned long long)(k->lo >> 10),
+					   (unsigned long long)(k->hi >> 30));
+			else
+				npd_seterr(err, errlen, "%s: '%s' is not a size such as 512M, 2G or 0 (unlimited)",
+					   key, val);
 			return -1;
 		}
 		*(uint64_t *)field = v;
@@ -393,7 +400,8 @@ int npd_config_backend_changed(const struct npd_config *a,
 	return a->backend != b->backend || a->freq_hz != b->freq_hz ||
 	       a->kstack_depth != b->kstack_depth ||
 	       a->ustack_depth != b->ustack_depth ||
-	       a->user_stacks != b->user_stacks;
+	       a->user_stacks != b->user_stacks ||
+	       a->unwind_budget != b->unwind_budget;
 }
 
 const char *npd_config_restart_needed(const struct npd_config *a,

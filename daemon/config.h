@@ -31,6 +31,8 @@ struct npd_config {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint32_t kstack_depth, ustack_depth;
 	int user_stacks;
+	uint64_t unwind_budget;		/* nmiprof.ko's table memory, bytes;
+					 * 0: the module's own setting */
 	enum np_log_level log_level;
 	uint32_t live_s;		/* seconds of per-second aggregates kept */
 	/* fleet export (fleet.c): empty url, no export */

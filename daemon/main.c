@@ -43,6 +43,8 @@ static void npd_usage(FILE *f)
 "      --kernel-stack-depth N  kernel frames per sample (default %d)\n"
 "      --user-stack-depth N    user frames per sample (default %d)\n"
 "      --no-user-stacks        kernel stacks only\n"
+"      --unwind-budget SIZE    nmiprof.ko's memory for unwind tables\n"
+"                              (default: the module's, 32M)\n"
 "      --live-seconds N        seconds of live history for top (default 300)\n"
 "      --clickhouse-url URL    ship slices to ClickHouse, e.g.\n"
 "                              http://127.0.0.1:8123/?database=nmiprof\n"
@@ -65,7 +67,7 @@ static void npd_usage(FILE *f)
 enum {
 	OPT_SLICE = 256, OPT_RET_SIZE, OPT_RET_AGE, OPT_KDEPTH, OPT_UDEPTH,
 	OPT_NO_USTACKS, OPT_LIVE, OPT_CHECK, OPT_CH_URL, OPT_CH_PWFILE,
-	OPT_CH_TIMEOUT, OPT_HOST_LABEL, OPT_LABELS, OPT_PENDING,
+	OPT_CH_TIMEOUT, OPT_HOST_LABEL, OPT_LABELS, OPT_PENDING, OPT_UW_BUDGET,
 };
 
 static const struct option npd_options[] = {
@@ -81,6 +83,7 @@ static const struct option npd_options[] = {
 	{ "kernel-stack-depth", required_argument, NULL, OPT_KDEPTH },
 	{ "user-stack-depth", required_argument, NULL, OPT_UDEPTH },
 	{ "no-user-stacks", no_argument, NULL, OPT_NO_USTACKS },
+	{ "unwind-budget", required_argument, NULL, OPT_UW_BUDGET },
 	{ "live-seconds", required_argument, NULL, OPT_LIVE },
 	{ "clickhouse-url", required_argument, NULL, OPT_CH_URL },
 	{ "clickhouse-password-file", required_argument, NULL, OPT_CH_PWFILE },
@@ -111,6 +114,7 @@ static const char *npd_option_key(int opt)
 	case OPT_KDEPTH: return "kernel_stack_depth";
 	case OPT_UDEPTH: return "user_stack_depth";
 	case OPT_NO_USTACKS: return "user_stacks";
+	case OPT_UW_BUDGET: return "unwind_budget";
 	case OPT_LIVE: return "live_seconds";
 	case OPT_CH_URL: return "clickhouse_url";
 	case OPT_CH_PWFILE: return "clickhouse_password_file";
@@ -183,6 +187,10 @@ static void npd_print_config(const struct npd_config *c)
 	printf("kernel_stack_depth = %u\n", c->kstack_depth);
 	printf("user_stack_depth = %u\n", c->ustack_depth);
 	printf("user_stacks = %s\n", c->user_stacks ? "yes" : "no");
+	if (c->unwind_budget)
+		printf("unwind_budget = %llu\n", (unsigned long long)c->unwind_budget);
+	else
+		printf("# unwind_budget unset: nmiprof.ko keeps its unwind_budget_kb\n");
 	printf("log_level = %s\n", np_log_level_name(c->log_level));
 	printf("live_seconds = %u\n", c->live_s);
 	printf("clickhouse_url = %s\n", c->clickhouse_url);

@@ -7,7 +7,7 @@
  *   slice_seconds                     from the next slice
  *   retention_size, retention_age     at once (the store is reopened and pruned)
  *   backend, frequency, *_stack_depth,
- *   user_stacks                       the backend is reopened; on failure
+ *   user_stacks, unwind_budget        the backend is reopened; on failure
  *                                     the previous settings are restored
  *   clickhouse_*, host_label, labels  from the exporter's next pass
  *   store_dir, socket, live_seconds   only on restart (a warning says so)
@@ -76,6 +76,7 @@ void npd_reload(struct nmiprofd *d)
 		nc.kstack_depth = old.kstack_depth;
 		nc.ustack_depth = old.ustack_depth;
 		nc.user_stacks = old.user_stacks;
+		nc.unwind_budget = old.unwind_budget;
 	}
 	d->cfg = nc;
 	np_info("configuration reloaded");

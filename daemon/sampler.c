@@ -22,6 +22,7 @@ struct np_backend *npd_sampler_open(const struct npd_config *cfg,
 	o.kstack_depth = cfg->kstack_depth;
 	o.ustack_depth = cfg->ustack_depth;
 	o.user_stacks = cfg->user_stacks;
+	o.unwind_budget = cfg->unwind_budget;
 	b = np_backend_open(&o, err, errlen);
 	if (!b)
 		return NULL;

@@ -539,6 +539,26 @@ static const struct np_backend_ops kmod_ops = {
 	.close = kmod_close,
 };
 
+/*
+ * The tables' budget is the module's, for every reader: a parameter, not
+ * a session setting, so the daemon sets it as the administrator would.
+ */
+static int set_unwind_budget(struct kmod_backend *kb,
+			     const struct np_backend_opts *o,
+			     char *err, size_t errlen)
+{
+	char kb_str[24];
+
+	snprintf(kb_str, sizeof(kb_str), "%llu",
+		 (unsigned long long)((o->unwind_budget + 1023) >> 10));
+	if (kb->sys->set_param("unwind_budget_kb", kb_str) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot set nmiprof.ko's unwind_budget_kb to %s: %s%s",
+		 kb_str, strerror(errno),
+		 errno == EACCES || errno == EPERM ? " (root only)" : "");
+	return -1;
+}
+
 static int sys_open(const char *path, int flags)
 {
 	return open(path, flags);
@@ -549,6 +569,26 @@ static int sys_ioctl(int fd, unsigned long req, void *arg)
 	return ioctl(fd, req, arg);
 }
 
+static int sys_set_param(const char *name, const char *val)
+{
+	char path[128];
+	size_t len = strlen(val);
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/sys/module/nmiprof/parameters/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, len);
+	e = errno;
+	close(fd);
+	if (n == (ssize_t)len)
+		return 0;
+	errno = n < 0 ? e : EIO;
+	return -1;
+}
+
 static const struct np_kmod_sys real_sys = {
 	.open = sys_open,
 	.ioctl = sys_ioctl,
@@ -556,6 +596,7 @@ static const struct np_kmod_sys real_sys = {
 	.munmap = munmap,
 	.poll = poll,
 	.close = close,
+	.set_param = sys_set_param,
 };
 
 struct np_backend *np_backend_kmod_open(const struct np_backend_opts *o,
@@ -617,6 +658,8 @@ struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 	if (kb->hello.abi_minor >= 2 && o->user_stacks && o->ustack_copy)
 		kb->uw = np_kmod_unwind_new(kb->fd, sys, o->unwind_cache,
 					    sberr, sizeof(sberr));
+	if (kb->uw && o->unwind_budget && set_unwind_budget(kb, o, err, errlen) < 0)
+		goto fail;
 	return &kb->base;
 fail:
 	kmod_close(&kb->base);

@@ -46,6 +46,8 @@ struct np_kmod_sys {
 	int (*munmap)(void *addr, size_t len);
 	int (*poll)(struct pollfd *fds, unsigned long nfds, int timeout);
 	int (*close)(int fd);
+	/* write one of nmiprof.ko's parameters (/sys/module/nmiprof/parameters) */
+	int (*set_param)(const char *name, const char *val);
 };
 struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 					    const struct np_kmod_sys *sys,

@@ -39,7 +39,15 @@ struct np_backend_opts {
 	 * -m); 0: sized by the backend.  The kmod backend refuses it: the
 	 * module sizes its rings when loaded (ring_kb). */
 	uint32_t mmap_pages;
+	/*
+	 * kmod: bytes of unwind tables nmiprof.ko keeps (its unwind_budget_kb
+	 * parameter, set when the backend opens); 0 leaves the module's.
+	 */
+	uint64_t unwind_budget;
 };
+
+#define NP_UNWIND_BUDGET_MIN	(64ULL << 10)
+#define NP_UNWIND_BUDGET_MAX	(1ULL << 40)	/* a u32 of KiB holds 4 TiB */
 
 #define NP_MMAP_PAGES_MAX	(1U << 18)	/* 1 GiB of 4 KiB pages */
 #define NP_KMOD_NO_MMAP_PAGES	"-m/--mmap-pages sizes perf's rings (--backend perf); " \

@@ -51,6 +51,9 @@ static void test_values(void)
 	CHECK(npd_config_set(&c, "retention_size", "12345", err, sizeof(err)) == 0);
 	CHECK(c.retention_bytes == 12345);
 	CHECK(npd_config_set(&c, "pending_size", "1M", err, sizeof(err)) == 0);
+	CHECK(c.unwind_budget == 0);	/* unset: the module's own */
+	CHECK(npd_config_set(&c, "unwind_budget", "8M", err, sizeof(err)) == 0);
+	CHECK(c.unwind_budget == 8ULL << 20);
 	CHECK(c.pending_bytes == 1ULL << 20);
 	CHECK(npd_config_set(&c, "retention_age", "7d", err, sizeof(err)) == 0);
 	CHECK(c.retention_age_s == 7 * 86400);
@@ -74,6 +77,8 @@ static void test_values(void)
 		{ "kernel_stack_depth", "128" }, { "user_stack_depth", "0" },
 		{ "live_seconds", "5" }, { "retention_size", "1X" },
 		{ "pending_size", "1023K" }, { "pending_size", "0" },
+		{ "unwind_budget", "0" }, { "unwind_budget", "63K" },
+		{ "unwind_budget", "2T" },
 		{ "retention_size", "99999999999999999999" },
 		{ "retention_size", "99999999999T" }, { "retention_age", "3y" },
 		{ "backend", "dtrace" }, { "log_level", "loud" },
@@ -167,6 +172,9 @@ static void test_reload_rules(void)
 	CHECK(npd_config_backend_changed(&a, &b));
 	b = a;
 	b.user_stacks = 0;
+	CHECK(npd_config_backend_changed(&a, &b));
+	b = a;
+	b.unwind_budget = 1ULL << 20;
 	CHECK(npd_config_backend_changed(&a, &b));
 	b = a;
 	strcpy(b.store_dir, "/elsewhere");

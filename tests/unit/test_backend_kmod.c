@@ -72,6 +72,8 @@ static struct {
 	struct nmiprof_ring_ctrl *ctrl[NCPU];
 	uint8_t *data[NCPU];
 	int mapped[NCPU][2];
+	char param[64];		/* the last parameter written, "name=val" */
+	int param_errno;	/* set_param fails with it */
 } dev;
 
 static int fake_open(const char *path, int flags)
@@ -290,8 +292,16 @@ static int fake_close(int fd)
 	return 0;
 }
 
+static int fake_set_param(const char *name, const char *val)
+{
+	snprintf(dev.param, sizeof(dev.param), "%s=%s", name, val);
+	errno = dev.param_errno;
+	return dev.param_errno ? -1 : 0;
+}
+
 static const struct np_kmod_sys fake = {
 	fake_open, fake_ioctl, fake_mmap, fake_munmap, fake_poll, fake_close,
+	fake_set_param,
 };
 
 /* The module's side: append one sample to cpu's ring. */
@@ -463,6 +473,8 @@ static void reset_dev(int abi)
 	dev.caller_minor = 0;
 	dev.hello_ok = dev.started = dev.stopped = dev.format_calls = dev.enospc_sent = 0;
 	memset(dev.mapped, 0, sizeof(dev.mapped));
+	dev.param[0] = '\0';
+	dev.param_errno = 0;
 }
 
 static void kmod_opts(struct np_backend_opts *o)
@@ -668,6 +680,48 @@ static void test_target_gone(void)
 	}
 }
 
+/*
+ * unwind_budget (nmiprofd's key): written to the module's parameter in
+ * KiB, rounded up, when the backend opens with tables; a write that
+ * fails fails the open, naming the parameter; unset, nothing is written.
+ */
+static void test_unwind_budget(void)
+{
+	struct np_backend_opts o;
+	struct np_backend *b;
+	char err[256];
+
+	kmod_opts(&o);
+	reset_dev(NMIPROF_ABI_VERSION);
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	CHECK(dev.param[0] == '\0', "wrote %s unasked", dev.param);
+	np_backend_close(b);
+
+	o.unwind_budget = (3ULL << 20) + 1;
+	reset_dev(NMIPROF_ABI_VERSION);
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	CHECK(!strcmp(dev.param, "unwind_budget_kb=3073"), "wrote %s", dev.param);
+	np_backend_close(b);
+
+	reset_dev(NMIPROF_ABI_VERSION);
+	dev.param_errno = EACCES;
+	err[0] = '\0';
+	CHECK(np_backend_kmod_open_sys(&o, &fake, err, sizeof(err)) == NULL);
+	printf("budget refused -> \"%s\"\n", err);
+	CHECK(strstr(err, "unwind_budget_kb") && strstr(err, "root only"));
+
+	/* frame pointers only: no tables, no budget to set */
+	o.user_stacks = 0;
+	reset_dev(NMIPROF_ABI_VERSION);
+	dev.param_errno = EACCES;
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	CHECK(dev.param[0] == '\0', "wrote %s without tables", dev.param);
+	np_backend_close(b);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_child_dies_with_parent),
 	NP_CASE(test_no_module),
@@ -676,6 +730,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_session),
 	NP_CASE(test_lockup_queue),
 	NP_CASE(test_target_gone),
+	NP_CASE(test_unwind_budget),
 	{ 0 }
 };
 

@@ -8,7 +8,8 @@
 # table walk off (unwind_tables=0) must fail.  Then, with tables loaded
 # and the rings mapped by nmiprof record -p and by nmiprofd: rmmod is
 # refused; nmiprofd's session stops and starts (SIGHUP, new frequency)
-# and gets its tables back; once every reader closed, no table or set is
+# and gets its tables back, under the budget its unwind_budget key sets
+# (2M, then 3M on SIGHUP); once every reader closed, no table or set is
 # left and the module unloads and reloads clean.
 # @smp 2
 # @timeout 180
@@ -100,14 +101,21 @@ cat "$RESULTS/split2.out"
 # (SIGHUP with a new frequency reopens the backend) while the tables are
 # loaded and the rings mapped; the tables come back for the new session
 # and go with the daemon.
-echo "frequency = 997" >/tmp/npd.conf
+# budget_is KIB: the module's table budget, as nmiprofd set it
+budget_is() {
+	_b=$(cat /sys/module/nmiprof/parameters/unwind_budget_kb)
+	echo "unwind_budget_kb $_b, want $1"
+	[ "$_b" = "$1" ] || fail "unwind_budget_kb is $_b, want $1 (nmiprofd's unwind_budget)"
+}
+printf 'frequency = 997\nunwind_budget = 2M\n' >/tmp/npd.conf
 mkdir -p /tmp/store
 nmiprofd -c /tmp/npd.conf -b kmod -s /tmp/store -S /tmp/npd.sock \
 	>/tmp/nmiprofd.log 2>&1 &
 npd=$!
 wait_tables nmiprofd
 busy nmiprofd
-echo "frequency = 1000" >/tmp/npd.conf
+budget_is 2048
+printf 'frequency = 1000\nunwind_budget = 3M\n' >/tmp/npd.conf
 kill -HUP $npd
 i=0
 until [ "$(grep -c 'sampling with' /tmp/nmiprofd.log)" -ge 2 ]; do
@@ -117,6 +125,9 @@ until [ "$(grep -c 'sampling with' /tmp/nmiprofd.log)" -ge 2 ]; do
 done
 wait_tables "nmiprofd after SIGHUP"
 save status_daemon.txt nmiprof status --socket /tmp/npd.sock
+budget_is 3072
+grep -qE '^unwind: .* of 3\.0 MiB' "$RESULTS/status_daemon.txt" ||
+	fail "status does not show the 3 MiB budget"
 busy "nmiprofd after SIGHUP"
 kill $npd
 wait $npd
