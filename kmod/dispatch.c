@@ -13,6 +13,7 @@
 #include <linux/delay.h>
 
 #include "dispatch.h"
+#include "follow.h"
 #include "nmi_latch.h"
 #include "sample.h"
 #include "stats.h"
@@ -69,7 +70,7 @@ void np_on_nmi(struct pt_regs *regs, u16 flags)
 	}
 	smp_mb();	/* Pairs with smp_mb() in np_dispatch_stop(). */
 	/* Pairs with smp_store_release() in np_dispatch_start(). */
-	if (!smp_load_acquire(&np_dispatch_on)) {
+	if (!smp_load_acquire(&np_dispatch_on) || !np_follow_task(current)) {
 		while (np_latch_exit_replay())
 			;
 		return;

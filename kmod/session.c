@@ -36,6 +36,7 @@
 
 #include "dispatch.h"
 #include "entry_check.h"
+#include "follow.h"
 #include "latch_selftest.h"
 #include "ring.h"
 #include "session.h"
@@ -142,6 +143,7 @@ int np_session_configure(const struct nmiprof_config *cfg)
 	const u32 known = NMIPROF_CF_USER_STACKS | NMIPROF_CF_EXTERNAL |
 			  NMIPROF_CF_USER_REGS;
 	unsigned int cpu, bit;
+	int ret;
 
 	if (np_session_running())
 		return -EBUSY;
@@ -161,6 +163,10 @@ int np_session_configure(const struct nmiprof_config *cfg)
 		if (bit >= nr_cpu_ids || !cpu_possible(bit))
 			return -EINVAL;
 	}
+
+	ret = np_follow_configure(cfg->follow_pid);
+	if (ret)
+		return ret;
 
 	np_sess.freq_hz = cfg->freq_hz;
 	np_sess.kstack_depth = cfg->kstack_depth;
@@ -362,11 +368,12 @@ int np_session_start(bool ring_lockups)
 		np_session_stop();
 		return ret;
 	}
-	pr_info("nmiprof: sampling at %u Hz on %u CPUs, source %s%s\n",
+	pr_info("nmiprof: sampling at %u Hz on %u CPUs, source %s%s%s\n",
 		np_sess.freq_hz, cpumask_weight(np_sess.cpus),
 		np_source_names[np_sess.source],
 		np_ext_on && np_sess.source != NMIPROF_SRC_EXTERNAL ?
-		"+external" : "");
+		"+external" : "",
+		np_follow_tgid ? ", one process and its descendants" : "");
 	return 0;
 
 err:

@@ -54,6 +54,7 @@
 
 #include "cpu_time.h"
 #include "dispatch.h"
+#include "follow.h"
 #include "nmi_ipi.h"
 #include "session.h"
 #include "source.h"
@@ -99,7 +100,9 @@ static enum hrtimer_restart np_ipi_tick(struct hrtimer *timer)
 
 	if (target < 0)
 		return HRTIMER_NORESTART;
-	np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
+	/* Following a process: no NMI for a CPU running something else. */
+	if (np_follow_cpu(target))
+		np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
 	next = np_cpu_time_interval(target, READ_ONCE(np_ipi_period_ns));
 	hrtimer_forward_now(timer, ns_to_ktime(next));
 	return HRTIMER_RESTART;

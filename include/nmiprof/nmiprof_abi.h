@@ -40,7 +40,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	4	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	5	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -236,8 +236,19 @@ struct nmiprof_config {
 	__u32 ustack_bytes;	/* raw user stack bytes, 0..NMIPROF_MAX_USTACK_BYTES */
 	__u64 cpumask[16];	/* up to 1024 CPUs; all zero means all online */
 	__u32 watermark;	/* bytes; 0 means data_size / 4 */
-	__u32 __reserved[7];
+	__u32 follow_pid;	/* minor 5: see below; 0: every task */
+	__u32 __reserved[6];
 };
+
+/*
+ * follow_pid (minor 5): sample only the process follow_pid (in the
+ * caller's pid namespace; -ESRCH if there is none) and its descendants,
+ * as perf's inherited per-task events see them, on the CPUs named.  CPUs
+ * running anything else are not sent sampling NMIs (IPI source) and take
+ * no sample.  A descendant counts as long as its chain of parents leads
+ * to follow_pid: one whose parent exited before it (reparented to init
+ * or a subreaper) is no longer sampled.
+ */
 
 #define NMIPROF_MAX_FREQ	100000
 #define NMIPROF_MAX_USTACK_BYTES 8192

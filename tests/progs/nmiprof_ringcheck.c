@@ -34,6 +34,10 @@
  *             and >= 80% of its user stacks to reach np_workload and,
  *             4.5 KiB further up, np_workload_outer (not with -S,
  *             where it only makes user-stack-sized records)
+ *   -O        with -w: follow the workload child (follow_pid, ABI 1.5);
+ *             require every sample to be the child's, and no more NMIs
+ *             on a CPU the child never ran on than 5% of the rate
+ *             (/proc/interrupts): run a busy stranger beside it
  *   -x SYM:PCT@CPU  require SYM (the ip or one of the first 7 callers) in
  *             >= PCT% of CPU's samples between the first and the last
  *             sample in SYM (e.g. an irqs-off spin)
@@ -491,6 +495,8 @@ static uint64_t child_samples, child_ustack_ok, child_ustack_total;
 static unsigned int child_uframes_max;	/* most user frames of a sample */
 static uint64_t child_ustack_deep;	/* ... and on to np_workload_outer */
 static pid_t child_pid, fault_pid, ia32_pid;
+static uint64_t other_samples;		/* not the workload child's */
+static uint64_t child_cpus[MAX_CPUS];	/* the child's samples per CPU */
 static uint64_t ia32_samples, ia32_leaf, ia32_chain;
 static uint64_t fault_samples, fault_flagged;
 
@@ -648,9 +654,12 @@ static void consume_sample(struct ring *r, int cpu,
 		fault_samples++;
 		fault_flagged += !!(s->hdr.common_flags & NMIPROF_RF_USTACK_FAULT);
 	}
-	if (!child_pid || s->pid != (uint32_t)child_pid)
+	if (!child_pid || s->pid != (uint32_t)child_pid) {
+		other_samples++;
 		return;
+	}
 	child_samples++;
+	child_cpus[cpu < MAX_CPUS ? cpu : 0]++;
 	if (s->nr_uframes > child_uframes_max)
 		child_uframes_max = s->nr_uframes;
 	uip = s->nr_uframes ? ust[0] :
@@ -1622,6 +1631,55 @@ static void print_top_kips(void)
 	}
 }
 
+/* Each online CPU's NMIs so far, from /proc/interrupts' NMI row. */
+static void nmi_counts(uint64_t *n)
+{
+	char line[4096], *p, *end;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	memset(n, 0, MAX_CPUS * sizeof(*n));
+	while (f && fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "NMI:", 4))
+			continue;
+		p += 4;
+		for (int cpu = 0; cpu < MAX_CPUS; cpu++, p = end) {
+			n[cpu] = strtoull(p, &end, 10);
+			if (end == p)
+				break;
+		}
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * -O: only the followed child's samples, and CPUs it never ran on were
+ * left alone (@nmi: their NMIs during the session).
+ */
+static void check_follow(const uint64_t *nmi, double secs, uint32_t freq)
+{
+	uint64_t most = (uint64_t)(secs * freq / 20);
+
+	printf("follow: child %llu samples, others %llu; NMIs per CPU:",
+	       (unsigned long long)child_samples,
+	       (unsigned long long)other_samples);
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		printf(" %d:%llu (child samples %llu)", cpu,
+		       (unsigned long long)nmi[cpu],
+		       (unsigned long long)child_cpus[cpu]);
+	printf("\n");
+	if (other_samples)
+		fail("follow: %llu samples of other tasks",
+		     (unsigned long long)other_samples);
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (!child_cpus[cpu] && nmi[cpu] > most)
+			fail("follow: CPU %d never ran the child but took %llu NMIs, want <= %llu",
+			     cpu, (unsigned long long)nmi[cpu],
+			     (unsigned long long)most);
+}
+
 static bool cpu_named(const struct nmiprof_config *cfg, int cpu)
 {
 	return cfg->cpumask[cpu / 64] & (1ULL << (cpu % 64));
@@ -1636,6 +1694,9 @@ int main(int argc, char **argv)
 	double secs = 3, t_end, max_share = -1, t_start = 0, t_stop;
 	bool stall = false, workload = false, want_latched = false;
 	bool bad_frames = false, want_external = false, until_cmd = false;
+	bool follow = false;
+	uint64_t nmi0[MAX_CPUS], nmi1[MAX_CPUS];
+	int go[2] = { -1, -1 };
 	int cmd_status = 0;
 	const char *run_cmd = NULL, *ia32_prog = NULL, *uw_mode = NULL;
 	pid_t cmd_pid = 0;
@@ -1649,7 +1710,7 @@ int main(int argc, char **argv)
 	cfg.ustack_depth = NMIPROF_DEFAULT_FRAMES;
 	cfg.flags = NMIPROF_CF_USER_STACKS;
 
-	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwPm:x:G:r:XH:n:Q:LEF:BT:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:s:ek:u:UR:c:W:SwOPm:x:G:r:XH:n:Q:LEF:BT:")) != -1) {
 		switch (opt) {
 		case 't': secs = atof(optarg); break;
 		case 'f': cfg.freq_hz = atoi(optarg); break;
@@ -1676,6 +1737,7 @@ int main(int argc, char **argv)
 		case 'W': cfg.watermark = atoi(optarg); break;
 		case 'S': stall = true; break;
 		case 'w': workload = true; break;
+		case 'O': follow = true; break;
 		case 'P': bad_frames = true; break;
 		case 'm': ia32_prog = optarg; break;
 		case 'r': run_cmd = optarg; break;
@@ -1743,6 +1805,25 @@ int main(int argc, char **argv)
 	}
 	if (map_rings(fd, h.ring_data_size))
 		goto out;
+	if (follow) {
+		/* the child exists before CONFIGURE and works after START */
+		char c;
+
+		if (!workload || pipe(go)) {
+			fail("-O needs -w");
+			goto out;
+		}
+		child_pid = fork();
+		if (child_pid == 0) {
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			np_workload_outer(secs);
+			_exit(0);
+		}
+		close(go[0]);
+		cfg.follow_pid = child_pid;
+	}
 	if (ioctl(fd, NMIPROF_IOC_CONFIGURE, &cfg)) {
 		fail("CONFIGURE: %s", strerror(errno));
 		goto out;
@@ -1752,9 +1833,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	t_start = mono_s();
+	nmi_counts(nmi0);
 	if (uw_mode)
 		uw_refused(fd);
-	if (workload) {
+	if (follow) {
+		if (write(go[1], "g", 1) != 1)
+			fail("starting the followed child");
+		close(go[1]);
+	} else if (workload) {
 		child_pid = fork();
 		if (child_pid == 0) {
 			np_workload_outer(secs);
@@ -1819,6 +1905,9 @@ int main(int argc, char **argv)
 	if (ioctl(fd, NMIPROF_IOC_STOP))
 		fail("STOP: %s", strerror(errno));
 	t_stop = mono_s();
+	nmi_counts(nmi1);
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+		nmi1[cpu] -= nmi0[cpu];
 	if (child_pid)
 		waitpid(child_pid, NULL, 0);
 	if (fault_pid)
@@ -1947,6 +2036,8 @@ int main(int argc, char **argv)
 	if (want_latched && !latched)
 		fail("no nested entry was latched");
 
+	if (follow)
+		check_follow(nmi1, secs, cfg.freq_hz);
 	if (workload) {
 		uint64_t a = hits_of(child_hits, "hot_a");
 		uint64_t b = hits_of(child_hits, "hot_b");

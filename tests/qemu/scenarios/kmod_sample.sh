@@ -15,7 +15,7 @@
 ringcheck() {
 	_n=$1
 	shift
-	nmiprof_ringcheck "$@" >"$RESULTS/$_n.txt" 2>&1
+	$RC_PREFIX nmiprof_ringcheck "$@" >"$RESULTS/$_n.txt" 2>&1
 	_rc=$?
 	grep -vE '^  ' "$RESULTS/$_n.txt"
 	[ $_rc -eq 0 ] || fail "ringcheck $_n: $(tail -n 1 "$RESULTS/$_n.txt")"
@@ -28,6 +28,18 @@ for t in 1 2 3; do save format.$t nmiprof_ringcheck -F $t; done
 # 75/25 workload child: >= 90% of its samples in hot_a/hot_b, hot_a 60..90%
 # of those, >= 80% of user stacks reaching np_workload.
 ringcheck workload -t 4 -f 1000 -w -n 1000
+
+# Following one process (follow_pid, ABI 1.5): the workload child pinned
+# to CPU 0, a busy stranger on CPU 1.  Every sample is the child's, and
+# CPU 1 is not even sent NMIs: the pacer skips a CPU running another task.
+taskset -c 1 yes >/dev/null &
+stranger=$!
+RC_PREFIX="taskset -c 0"
+ringcheck follow -t 3 -f 1000 -s ipi -w -O -n 100
+RC_PREFIX=
+check "sampling said it follows one process" \
+	dmesg_has 'nmiprof: sampling at 1000 Hz on 2 CPUs, source ipi, one process'
+kill $stranger
 
 # 32-bit static program (tests/progs/ia32; building it needs gcc-multilib):
 # >= 80% of its samples in ia32_leaf have the user stack
