@@ -6,9 +6,11 @@
  *   field name, lib/backend/recfmt.c) -> CONFIGURE -> mmap each CPU's control
  *   page (RW) and data pages (RO) -> START -> poll + drain (lib/backend/kring.c).
  *
- * The module has no process filter: with a pid, samples of processes
- * other than it and its descendants (as the perf backend's inherited
- * events see them) are dropped here.  User frames are symbolized from a
+ * With a pid, a module of ABI 1.5 on samples only it and its descendants
+ * (follow_pid), so the rest of the system, idle CPUs too, costs nothing;
+ * samples of other processes, from an older module or of a descendant
+ * the module lost track of, are still dropped here, so the output is
+ * what the perf backend's inherited events see.  User frames are symbolized from a
  * perf side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings;
  * the same events keep the module's unwind tables current (kmod_unwind.c).
  *
@@ -186,6 +188,8 @@ static int configure(struct kmod_backend *kb, const struct np_backend_opts *o,
 	c.kstack_depth = o->kstack_depth;
 	c.ustack_depth = o->user_stacks ? o->ustack_depth : 0;
 	c.flags = o->user_stacks ? NMIPROF_CF_USER_STACKS : 0;
+	if (kb->pid > 0 && kb->hello.abi_minor >= 5)
+		c.follow_pid = kb->pid;
 	if (o->cpus) {
 		if (np_cpulist_parse(o->cpus, kb->mask, NR_MASK_BITS, err, errlen) < 0)
 			return -1;

@@ -626,6 +626,8 @@ static void test_session(void)
 	CHECK(dev.cfg.kstack_depth == NMIPROF_DEFAULT_FRAMES && dev.cfg.ustack_depth == 32);
 	CHECK(dev.cfg.flags == NMIPROF_CF_USER_STACKS);
 	CHECK(dev.cfg.cpumask[0] == 3 && dev.cfg.cpumask[1] == 0);
+	/* the module of this minor samples the process's tree only */
+	CHECK(dev.cfg.follow_pid == target);
 	CHECK(dev.mapped[0][0] == 1 && dev.mapped[0][1] == 1);
 	CHECK(dev.mapped[1][0] == 1 && dev.mapped[1][1] == 1);
 	CHECK(np_backend_start(b) == 0 && dev.started == 1);
@@ -670,8 +672,11 @@ static void test_target_gone(void)
 	kmod_opts(&o);
 	reset_dev(NMIPROF_ABI_VERSION);
 	o.pid = child;
+	/* a module before ABI 1.5 is not told to follow it */
+	dev.minor = 4;
 	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
 	CHECK(b != NULL);
+	CHECK(dev.cfg.follow_pid == 0);
 	if (b) {
 		CHECK(np_backend_start(b) == 0);
 		CHECK(np_backend_poll(b, 0) == -ESRCH);
