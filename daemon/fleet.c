@@ -658,7 +658,7 @@ static void fleet_pass(struct npd_fleet *f)
 				failed = 1;
 				break;
 			}
-			fleet_remember(f, f->rows.new_stacks, f->rows.nr_new);
+			fleet_remember(f, f->rows.new_ids, f->rows.nr_new);
 		}
 		c.start_ns = f->pending.v[j - 1].start_ns;
 		fleet_save(f, &c);
@@ -680,7 +680,8 @@ static void fleet_pass(struct npd_fleet *f)
 	fleet_set_state(f, FLEET_OK, NULL);
 	pthread_mutex_lock(&f->lock);
 	f->backlog = 0;
-	f->mem = f->rows.samples.cap + f->rows.stacks.cap + f->rows.slice.cap +
+	f->mem = f->rows.samples.cap + f->rows.stacks.cap + f->rows.frames.cap +
+		 f->rows.slice.cap + np_idx_mem(&f->rows.new_idx) +
 		 f->rows.cap_new * sizeof(uint64_t) + np_agg_mem(f->agg) +
 		 FLEET_KNOWN_MAX * sizeof(uint64_t);
 	pthread_mutex_unlock(&f->lock);

@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "np_fleet.h"
+#include "np_grow.h"
+#include "np_hash.h"
+#include "np_idx.h"
 
 #define NS_PER_SEC	((uint64_t)1000000000)
 
@@ -271,39 +274,58 @@ static int rb_stack(struct np_rd *r, struct stack_row *row, uint64_t *stack,
 /* Stacks per request: bounds the reply (about 1.4 KB a stack of 25). */
 #define STACKS_PER_QUERY	100000
 
+/* ids as the rows of the table sent with a query. */
+static void ids_table(struct np_buf *b, const uint64_t *ids, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		np_ch_buf_printf(b, "%" PRIu64 "\n", ids[i]);
+}
+
 /*
- * The stacks' rows as they are stored, in RowBinary: no ARRAY JOIN (a
- * row per frame, each a copy of the strings) and no text to unescape.
- * No GROUP BY either: a stack stored twice (two days, parts not merged
- * yet) comes twice, and fn keeps the first.  The ids go as a table sent
- * with the query, not as literals: 18.16 took 4.4 s to parse 50000 of
- * them (on each shard), the table 0.2 s.
+ * sql (reading the table "ids" of ids) in RowBinary into out.  The ids
+ * go as a table sent with the query, not as literals: 18.16 took 4.4 s
+ * to parse 50000 of them (on each shard), the table 0.2 s.
  */
-static int query_stacks_chunk(struct np_ch *c, const uint64_t *stacks,
+static int query_ids(struct np_ch *c, struct np_buf *sql, const uint64_t *ids,
+		     size_t nr, struct np_buf *out, char *err, size_t errlen)
+{
+	struct np_ch_table t = { .name = "ids", .structure = "id UInt64" };
+	struct np_buf tb = { 0 };
+	char msg[512];
+	int ret = 0;
+
+	ids_table(&tb, ids, nr);
+	t.data = tb.p;
+	t.len = tb.len;
+	if (sql->oom || tb.oom) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	} else if (np_ch_query_with(c, np_buf_str(sql), &t, out, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
+		ret = -1;
+	}
+	np_buf_free(&tb);
+	return ret;
+}
+
+/*
+ * The first schema's stacks, frames inline, as they are stored: no
+ * ARRAY JOIN and no GROUP BY (a stack stored twice, two days or parts
+ * not merged yet, comes twice, and fn keeps the first).
+ */
+static int query_inline_chunk(struct np_ch *c, const uint64_t *stacks,
 			      size_t nr, np_fleet_stack_fn fn, void *arg,
 			      char *err, size_t errlen)
 {
-	struct np_buf sql = { 0 }, ids = { 0 }, out = { 0 };
+	struct np_buf sql = { 0 }, out = { 0 };
 	struct stack_row row = { 0 };
-	struct np_ch_table t = { .name = "ids", .structure = "stack UInt64" };
-	char msg[512];
 	struct np_rd r;
-	int ret = 0;
+	int ret;
 
 	np_ch_buf_printf(&sql,
 		"SELECT stack, kernel, dsos, funcs, offsets FROM %s.stacks"
 		" PREWHERE stack IN ids FORMAT RowBinary", np_ch_database(c));
-	for (size_t i = 0; i < nr; i++)
-		np_ch_buf_printf(&ids, "%" PRIu64 "\n", stacks[i]);
-	t.data = ids.p;
-	t.len = ids.len;
-	if (sql.oom || ids.oom) {
-		snprintf(err, errlen, "out of memory");
-		ret = -ENOMEM;
-	} else if (np_ch_query_with(c, np_buf_str(&sql), &t, &out, msg, sizeof(msg))) {
-		snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
-		ret = -1;
-	}
+	ret = query_ids(c, &sql, stacks, nr, &out, err, errlen);
 	r = (struct np_rd){ .p = out.p, .end = out.p + out.len };
 	while (!ret && r.p < r.end) {
 		unsigned int n;
@@ -322,8 +344,299 @@ static int query_stacks_chunk(struct np_ch *c, const uint64_t *stacks,
 	free(row.f);
 	np_buf_free(&row.str);
 	np_buf_free(&sql);
-	np_buf_free(&ids);
 	np_buf_free(&out);
+	return ret;
+}
+
+/* A set of 64-bit ids, each with an index into the owner's arrays. */
+struct id_set {
+	uint64_t *id;
+	uint32_t n, cap;
+	struct np_idx idx;
+};
+
+static uint32_t id_find(const struct id_set *s, uint64_t id)
+{
+	uint32_t h = (uint32_t)np_hash_u64(id), pos = np_idx_first(&s->idx, h), i;
+
+	while ((i = np_idx_next(&s->idx, h, &pos)) != NP_IDX_NONE)
+		if (s->id[i] == id)
+			return i;
+	return NP_IDX_NONE;
+}
+
+/* Add id if new: its index, or NP_IDX_NONE on ENOMEM. */
+static uint32_t id_add(struct id_set *s, uint64_t id, int *added)
+{
+	uint32_t i = id_find(s, id);
+
+	*added = 0;
+	if (i != NP_IDX_NONE)
+		return i;
+	if (s->n >= NP_IDX_NONE - 1 ||
+	    np_grow((void **)&s->id, &s->cap, s->n + 1ULL, sizeof(*s->id)) ||
+	    np_idx_insert(&s->idx, (uint32_t)np_hash_u64(id), s->n))
+		return NP_IDX_NONE;
+	s->id[s->n] = id;
+	*added = 1;
+	return s->n++;
+}
+
+static void id_free(struct id_set *s)
+{
+	free(s->id);
+	np_idx_free(&s->idx);
+}
+
+/* The stacks as frame ids (stack_frames), then those frames (frames). */
+struct dict {
+	struct id_set stacks;		/* found ones */
+	uint32_t *first, *nr;		/* per stack: its ids in fids[] */
+	uint32_t cap_first, cap_nr;
+	uint64_t *fids;
+	size_t nr_fids, cap_fids;
+	struct id_set frames;
+	struct np_sym *sym;		/* per frame, strings in str */
+	size_t *soff;			/* per frame: dso, func in str */
+	uint32_t cap_sym, cap_soff;
+	struct np_buf str;
+};
+
+static void dict_free(struct dict *d)
+{
+	id_free(&d->stacks);
+	id_free(&d->frames);
+	free(d->first);
+	free(d->nr);
+	free(d->fids);
+	free(d->sym);
+	free(d->soff);
+	np_buf_free(&d->str);
+}
+
+/* Rows: stack UInt64, frames Array(UInt64).  0, -1 malformed, -ENOMEM. */
+static int dict_stacks(struct dict *d, struct np_rd *r)
+{
+	while (r->p < r->end) {
+		uint64_t st = rb_u64(r), n = rb_len(r);
+		uint32_t i;
+		int added;
+
+		if (r->bad || n > (uint64_t)(r->end - r->p) / 8)
+			return -1;
+		i = id_add(&d->stacks, st, &added);
+		if (i == NP_IDX_NONE)
+			return -ENOMEM;
+		if (!added) {		/* stored twice: the first */
+			r->p += n * 8;
+			continue;
+		}
+		if (np_grow((void **)&d->first, &d->cap_first, i + 1ULL, sizeof(*d->first)) ||
+		    np_grow((void **)&d->nr, &d->cap_nr, i + 1ULL, sizeof(*d->nr)))
+			return -ENOMEM;
+		if (d->nr_fids + n > UINT32_MAX)
+			return -ENOMEM;
+		if (d->nr_fids + n > d->cap_fids) {
+			size_t nc = (d->nr_fids + n) * 2;
+			uint64_t *v = realloc(d->fids, nc * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			d->fids = v;
+			d->cap_fids = nc;
+		}
+		d->first[i] = (uint32_t)d->nr_fids;
+		d->nr[i] = (uint32_t)n;
+		for (uint64_t k = 0; k < n; k++)
+			d->fids[d->nr_fids++] = rb_u64(r);
+	}
+	return r->bad ? -1 : 0;
+}
+
+/* A string into str, its offset in *off. */
+static int rb_str(struct np_rd *r, struct np_buf *str, size_t *off)
+{
+	uint64_t len = np_get_var(r);
+
+	if (r->bad || len > (uint64_t)(r->end - r->p))
+		return -1;
+	*off = str->len;
+	np_buf_puts(str, (const char *)r->p, len);
+	if (!str->oom)
+		str->len++;		/* its NUL */
+	r->p += len;
+	return 0;
+}
+
+/* Rows: frame UInt64, kernel UInt8, dso String, func String, off UInt64. */
+static int dict_frames(struct dict *d, struct np_rd *r)
+{
+	while (r->p < r->end) {
+		uint64_t fr = rb_u64(r);
+		uint32_t i;
+		size_t dso, func;
+		int added, kernel;
+
+		if (r->bad || r->p >= r->end)
+			return -1;
+		kernel = *r->p++ != 0;
+		if (rb_str(r, &d->str, &dso) || rb_str(r, &d->str, &func))
+			return -1;
+		i = id_add(&d->frames, fr, &added);
+		if (i == NP_IDX_NONE)
+			return -ENOMEM;
+		if (!added) {
+			rb_u64(r);
+			continue;
+		}
+		if (np_grow((void **)&d->sym, &d->cap_sym, i + 1ULL, sizeof(*d->sym)) ||
+		    np_grow((void **)&d->soff, &d->cap_soff, 2 * (i + 1ULL), sizeof(*d->soff)))
+			return -ENOMEM;
+		d->sym[i].kernel = kernel;
+		d->sym[i].offset = rb_u64(r);
+		d->soff[2 * i] = dso;
+		d->soff[2 * i + 1] = func;
+	}
+	if (d->str.oom)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->frames.n; i++) {
+		const char *name = (const char *)d->str.p + d->soff[2 * i + 1];
+
+		d->sym[i].dso = (const char *)d->str.p + d->soff[2 * i];
+		d->sym[i].name = *name ? name : NULL;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int dict_query(struct np_ch *c, struct dict *d, int frames,
+		      const uint64_t *ids, size_t nr, char *err, size_t errlen)
+{
+	struct np_buf sql = { 0 }, out = { 0 };
+	struct np_rd r;
+	int ret;
+
+	if (frames)
+		np_ch_buf_printf(&sql, "SELECT frame, kernel, dso, func, off FROM %s.frames"
+				 " PREWHERE frame IN ids FORMAT RowBinary",
+				 np_ch_database(c));
+	else
+		np_ch_buf_printf(&sql, "SELECT stack, frames FROM %s.stack_frames"
+				 " PREWHERE stack IN ids FORMAT RowBinary",
+				 np_ch_database(c));
+	ret = query_ids(c, &sql, ids, nr, &out, err, errlen);
+	r = (struct np_rd){ .p = out.p, .end = out.p + out.len };
+	if (!ret) {
+		ret = frames ? dict_frames(d, &r) : dict_stacks(d, &r);
+		if (ret == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		else if (ret)
+			snprintf(err, errlen, "%s: malformed %s reply at byte %zu",
+				 np_ch_url(c), frames ? "frames" : "stacks",
+				 (size_t)(r.p - out.p));
+	}
+	np_buf_free(&sql);
+	np_buf_free(&out);
+	return ret;
+}
+
+enum { HAS_DICT = 1, HAS_INLINE = 2 };
+
+/*
+ * Which stack tables the database has: the frame dictionary
+ * (stack_frames and frames), the first schema's stacks with frames
+ * inline, or both (a server made by the first schema and initialized
+ * again).  A mask, or -1.
+ */
+static int stack_tables(struct np_ch *c, char *err, size_t errlen)
+{
+	struct np_buf sql = { 0 }, out = { 0 };
+	char *cur, *fld[1];
+	int ret, mask = 0, dict = 0;
+
+	np_ch_buf_str(&sql, "SELECT name FROM system.tables WHERE database = ");
+	np_ch_buf_sql_str(&sql, np_ch_database(c));
+	np_ch_buf_str(&sql, " AND name IN ('stack_frames', 'frames', 'stacks')"
+		      " FORMAT TabSeparated");
+	ret = run(c, &sql, &out, err, errlen);
+	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 1) == 1;) {
+		if (!strcmp(fld[0], "stacks"))
+			mask |= HAS_INLINE;
+		else
+			dict++;
+	}
+	if (dict == 2)
+		mask |= HAS_DICT;
+	if (!ret && !mask) {
+		snprintf(err, errlen, "%s: database %s has no fleet stack tables"
+			 " (run `nmiprof cluster init`)", np_ch_url(c),
+			 np_ch_database(c));
+		ret = -1;
+	}
+	np_buf_free(&sql);
+	np_buf_free(&out);
+	return ret ? ret : mask;
+}
+
+/*
+ * A server keeps each frame once (frames) and stacks as arrays of frame
+ * ids (stack_frames): the stacks of a top-50 read 8 bytes a frame, not
+ * its strings.  Stacks a server made by the first schema holds inline
+ * (stacks) are read from there.
+ */
+static int query_dict_chunk(struct np_ch *c, int tables, const uint64_t *stacks,
+			    size_t nr, np_fleet_stack_fn fn, void *arg,
+			    char *err, size_t errlen)
+{
+	static const struct np_sym unknown = { .dso = "[unknown]" };
+	struct dict d = { 0 };
+	struct id_set want = { 0 };
+	uint64_t *missing = NULL;
+	struct np_sym *f = NULL;
+	size_t nm = 0, capf = 0;
+	int ret, added;
+
+	if (!(tables & HAS_DICT))
+		return query_inline_chunk(c, stacks, nr, fn, arg, err, errlen);
+	ret = dict_query(c, &d, 0, stacks, nr, err, errlen);
+	for (size_t i = 0; !ret && i < d.nr_fids; i++)
+		if (id_add(&want, d.fids[i], &added) == NP_IDX_NONE)
+			ret = -ENOMEM;
+	if (!ret && want.n)
+		ret = dict_query(c, &d, 1, want.id, want.n, err, errlen);
+	if (!ret && !(missing = malloc((nr + 1) * sizeof(*missing))))
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < nr; i++) {
+		uint32_t s = id_find(&d.stacks, stacks[i]);
+
+		if (s == NP_IDX_NONE) {
+			missing[nm++] = stacks[i];
+			continue;
+		}
+		if (d.nr[s] > capf) {
+			struct np_sym *nf = realloc(f, d.nr[s] * sizeof(*f));
+
+			if (!nf) {
+				ret = -ENOMEM;
+				break;
+			}
+			f = nf;
+			capf = d.nr[s];
+		}
+		for (uint32_t k = 0; k < d.nr[s]; k++) {
+			uint32_t j = id_find(&d.frames, d.fids[d.first[s] + k]);
+
+			f[k] = j == NP_IDX_NONE ? unknown : d.sym[j];
+		}
+		ret = fn(stacks[i], f, d.nr[s], arg);
+	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	free(f);
+	id_free(&want);
+	dict_free(&d);
+	if (!ret && nm && (tables & HAS_INLINE))
+		ret = query_inline_chunk(c, missing, nm, fn, arg, err, errlen);
+	free(missing);
 	return ret;
 }
 
@@ -331,12 +644,14 @@ int np_fleet_query_stacks(struct np_ch *c, const uint64_t *stacks, size_t nr,
 			  np_fleet_stack_fn fn, void *arg,
 			  char *err, size_t errlen)
 {
-	int ret = 0;
+	int tables = nr ? stack_tables(c, err, errlen) : 0, ret = 0;
 
+	if (tables < 0)
+		return -1;
 	for (size_t i = 0; i < nr && !ret; i += STACKS_PER_QUERY)
-		ret = query_stacks_chunk(c, stacks + i, nr - i < STACKS_PER_QUERY ?
-					 nr - i : STACKS_PER_QUERY, fn, arg,
-					 err, errlen);
+		ret = query_dict_chunk(c, tables, stacks + i, nr - i < STACKS_PER_QUERY ?
+				       nr - i : STACKS_PER_QUERY, fn, arg,
+				       err, errlen);
 	return ret;
 }
 

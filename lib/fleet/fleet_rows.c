@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One stored slice as TabSeparated rows for the fleet tables, and the
+ * One stored slice as RowBinary rows for the fleet tables, and the
  * statements that insert and check them.
  */
 #include <errno.h>
@@ -18,27 +18,38 @@
 #define NS_PER_SEC	((uint64_t)1000000000)
 
 /*
- * Same stack, same hash, on every host: the hash covers what the row
- * shows (kernel flag, object, function, offset of each frame, innermost
- * first) and nothing local (ids, addresses, pids).  64 bits: a collision
- * among 10^6 distinct stacks has odds of 3e-8.
+ * Same frame, same hash, on every host: what the row shows (kernel flag,
+ * object, function, offset) and nothing local (addresses, pids).
+ */
+static uint64_t frame_hash(const struct np_sym *f, uint64_t h)
+{
+	const char *dso = f->dso ? f->dso : "[unknown]";
+	const char *name = f->name ? f->name : "";
+	uint64_t w[2] = { (uint64_t)!!f->kernel, f->offset };
+
+	h = np_hash_bytes(dso, strlen(dso) + 1, h);
+	h = np_hash_bytes(name, strlen(name) + 1, h);
+	return np_hash_bytes(w, sizeof(w), h);
+}
+
+/*
+ * A stack's hash covers its frames' contents, innermost first, so it
+ * is the same on every host.  64 bits: a collision among 10^6 distinct
+ * stacks has odds of 3e-8.
  */
 uint64_t np_fleet_stack_hash(const struct np_sym *const *frames,
 			     unsigned int nr)
 {
 	uint64_t h = np_hash_u64(nr);
 
-	for (unsigned int i = 0; i < nr; i++) {
-		const struct np_sym *f = frames[i];
-		const char *dso = f->dso ? f->dso : "[unknown]";
-		const char *name = f->name ? f->name : "";
-		uint64_t w[2] = { (uint64_t)!!f->kernel, f->offset };
-
-		h = np_hash_bytes(dso, strlen(dso) + 1, h);
-		h = np_hash_bytes(name, strlen(name) + 1, h);
-		h = np_hash_bytes(w, sizeof(w), h);
-	}
+	for (unsigned int i = 0; i < nr; i++)
+		h = frame_hash(frames[i], h);
 	return h;
+}
+
+uint64_t np_fleet_frame_hash(const struct np_sym *f)
+{
+	return frame_hash(f, 0);
 }
 
 /* Stack ids of the slice already hashed. */
@@ -58,56 +69,62 @@ struct rows_ctx {
 	int oom;
 };
 
-static void add_new(struct np_fleet_rows *r, uint64_t h, int *oom)
+/*
+ * 1 if stack or frame h needs no row: the server has it (known), or the
+ * batch has it already; else it is added to the batch's new ids.
+ */
+static int sent(struct rows_ctx *c, uint64_t h)
 {
-	if (r->nr_new == r->cap_new) {
-		size_t nc = r->cap_new ? r->cap_new * 2 : 256;
-		uint64_t *n = realloc(r->new_stacks, nc * sizeof(*n));
+	struct np_fleet_rows *r = c->r;
+	uint32_t hk = (uint32_t)np_hash_u64(h), pos = np_idx_first(&r->new_idx, hk), i;
 
-		if (!n) {
-			*oom = 1;
-			return;
-		}
-		r->new_stacks = n;
-		r->cap_new = nc;
+	if (c->known && c->known(c->known_arg, h))
+		return 1;
+	while ((i = np_idx_next(&r->new_idx, hk, &pos)) != NP_IDX_NONE)
+		if (r->new_ids[i] == h)
+			return 1;
+	if (r->nr_new >= NP_IDX_NONE - 1 ||
+	    np_grow((void **)&r->new_ids, &r->cap_new, r->nr_new + 1ULL,
+		    sizeof(*r->new_ids)) ||
+	    np_idx_insert(&r->new_idx, hk, (uint32_t)r->nr_new)) {
+		c->oom = 1;
+		return 1;
 	}
-	r->new_stacks[r->nr_new++] = h;
+	r->new_ids[r->nr_new++] = h;
+	return 0;
 }
 
-static void stack_row(struct rows_ctx *c, uint64_t h,
-		      const struct np_prof_sample *ps)
+/* RowBinary: a stack's row and the rows of its frames not sent yet. */
+static void stack_rows(struct rows_ctx *c, uint64_t h,
+		       const struct np_prof_sample *ps)
 {
-	struct np_buf *b = &c->r->stacks;
+	struct np_buf *b = &c->r->stacks, *fb = &c->r->frames;
+	uint32_t t = (uint32_t)(c->s->start_ns / NS_PER_SEC);
 
-	np_ch_buf_printf(b, "%" PRIu64 "\t%" PRIu64 "\t[",
-			 c->s->start_ns / NS_PER_SEC, h);
-	for (unsigned int i = 0; i < ps->nr_frames; i++)
-		np_ch_buf_printf(b, "%s%d", i ? "," : "",
-				 ps->frames[i]->kernel ? 1 : 0);
-	np_ch_buf_str(b, "]\t[");
+	np_ch_rb_u32(b, t);
+	np_ch_rb_u64(b, h);
+	np_put_var(b, ps->nr_frames);
 	for (unsigned int i = 0; i < ps->nr_frames; i++) {
-		if (i)
-			np_buf_puts(b, ",", 1);
-		np_ch_buf_sql_str(b, ps->frames[i]->dso ? ps->frames[i]->dso :
-				  "[unknown]");
+		const struct np_sym *f = ps->frames[i];
+		uint64_t fh = np_fleet_frame_hash(f);
+
+		np_ch_rb_u64(b, fh);
+		if (sent(c, fh))
+			continue;
+		np_ch_rb_u32(fb, t);
+		np_ch_rb_u64(fb, fh);
+		np_ch_rb_u8(fb, f->kernel ? 1 : 0);
+		np_ch_rb_str(fb, f->dso ? f->dso : "[unknown]");
+		np_ch_rb_str(fb, f->name ? f->name : "");
+		np_ch_rb_u64(fb, f->offset);
 	}
-	np_ch_buf_str(b, "]\t[");
-	for (unsigned int i = 0; i < ps->nr_frames; i++) {
-		if (i)
-			np_buf_puts(b, ",", 1);
-		np_ch_buf_sql_str(b, ps->frames[i]->name ? ps->frames[i]->name : "");
-	}
-	np_ch_buf_str(b, "]\t[");
-	for (unsigned int i = 0; i < ps->nr_frames; i++)
-		np_ch_buf_printf(b, "%s%" PRIu64, i ? "," : "",
-				 ps->frames[i]->offset);
-	np_ch_buf_str(b, "]\n");
 }
 
 static int rows_sample(const struct np_prof_sample *ps, void *arg)
 {
 	struct rows_ctx *c = arg;
 	struct np_fleet_rows *r = c->r;
+	struct np_buf *b = &r->samples;
 	uint32_t hk = (uint32_t)np_hash_u64(ps->stack);
 	uint32_t pos = np_idx_first(&c->idx, hk), i;
 	uint64_t h;
@@ -127,19 +144,18 @@ static int rows_sample(const struct np_prof_sample *ps, void *arg)
 		h = np_fleet_stack_hash(ps->frames, ps->nr_frames);
 		c->seen[i].id = ps->stack;
 		c->seen[i].hash = h;
-		if (!c->known || !c->known(c->known_arg, h)) {
-			stack_row(c, h, ps);
-			add_new(r, h, &c->oom);
-		}
+		if (!sent(c, h))
+			stack_rows(c, h, ps);
 	}
 	h = c->seen[i].hash;
-	np_ch_buf_printf(&r->samples, "%" PRIu64 "\t", c->s->start_ns / NS_PER_SEC);
-	np_ch_buf_tsv(&r->samples, c->s->host);
-	np_ch_buf_printf(&r->samples, "\t%" PRIu64 "\t%u\t%u\t", c->s->batch,
-			 ps->pid, ps->cpu);
-	np_ch_buf_tsv(&r->samples, ps->comm ? ps->comm : "");
-	np_ch_buf_printf(&r->samples, "\t%" PRIu64 "\t%" PRIu64 "\n", h,
-			 ps->count);
+	np_ch_rb_u32(b, (uint32_t)(c->s->start_ns / NS_PER_SEC));
+	np_ch_rb_str(b, c->s->host);
+	np_ch_rb_u64(b, c->s->batch);
+	np_ch_rb_u32(b, ps->pid);
+	np_ch_rb_u32(b, ps->cpu);
+	np_ch_rb_str(b, ps->comm ? ps->comm : "");
+	np_ch_rb_u64(b, h);
+	np_ch_rb_u64(b, ps->count);
 	r->nr_samples_rows++;
 	return c->oom ? -ENOMEM : 0;
 }
@@ -148,31 +164,37 @@ static void slice_row(struct np_fleet_rows *r, const struct np_fleet_slice *s)
 {
 	struct np_buf *b = &r->slice;
 	const char *p = s->labels ? s->labels : "";
+	uint64_t n = 0;
 
-	np_ch_buf_tsv(b, s->host);
-	np_ch_buf_printf(b, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-			 "\t%" PRIu64 "\t[", s->start_ns, s->end_ns, s->batch,
-			 s->samples, s->lost);
-	for (int first = 1; *p; first = 0) {
-		size_t n = strcspn(p, ",");
-		char one[256];
+	np_ch_rb_str(b, s->host);
+	np_ch_rb_u64(b, s->start_ns);
+	np_ch_rb_u64(b, s->end_ns);
+	np_ch_rb_u64(b, s->batch);
+	np_ch_rb_u64(b, s->samples);
+	np_ch_rb_u64(b, s->lost);
+	for (const char *q = p; *q; n++) {
+		q += strcspn(q, ",");
+		if (*q == ',')
+			q++;
+	}
+	np_put_var(b, n);
+	while (*p) {
+		size_t len = strcspn(p, ",");
 
-		snprintf(one, sizeof(one), "%.*s", (int)n, p);
-		if (!first)
-			np_buf_puts(b, ",", 1);
-		np_ch_buf_sql_str(b, one);
-		p += n;
+		np_put_var(b, len);
+		np_put_bytes(b, p, len);
+		p += len;
 		if (*p == ',')
 			p++;
 	}
-	np_ch_buf_str(b, "]\n");
 }
 
 void np_fleet_rows_reset(struct np_fleet_rows *r)
 {
-	r->samples.len = r->stacks.len = r->slice.len = 0;
-	r->samples.oom = r->stacks.oom = r->slice.oom = 0;
+	r->samples.len = r->stacks.len = r->frames.len = r->slice.len = 0;
+	r->samples.oom = r->stacks.oom = r->frames.oom = r->slice.oom = 0;
 	r->nr_new = 0;
+	np_idx_clear(&r->new_idx);
 	r->nr_samples_rows = 0;
 }
 
@@ -188,7 +210,8 @@ int np_fleet_rows_build(struct np_fleet_rows *r, const struct np_agg *a,
 	free(c.seen);
 	np_idx_free(&c.idx);
 	slice_row(r, s);
-	if (ret || c.oom || r->samples.oom || r->stacks.oom || r->slice.oom)
+	if (ret || c.oom || r->samples.oom || r->stacks.oom ||
+	    r->frames.oom || r->slice.oom)
 		return -ENOMEM;
 	return 0;
 }
@@ -197,8 +220,10 @@ void np_fleet_rows_free(struct np_fleet_rows *r)
 {
 	np_buf_free(&r->samples);
 	np_buf_free(&r->stacks);
+	np_buf_free(&r->frames);
 	np_buf_free(&r->slice);
-	free(r->new_stacks);
+	free(r->new_ids);
+	np_idx_free(&r->new_idx);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -210,7 +235,7 @@ static int fleet_insert_one(struct np_ch *c, const char *table,
 
 	if (!b->len)
 		return 0;
-	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s (%s) FORMAT TabSeparated",
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s (%s) FORMAT RowBinary",
 		 np_ch_database(c), table, cols);
 	return np_ch_exec(c, sql, b->p, b->len, NULL, err, errlen);
 }
@@ -218,8 +243,10 @@ static int fleet_insert_one(struct np_ch *c, const char *table,
 int np_fleet_insert(struct np_ch *c, const struct np_fleet_rows *r,
 		    char *err, size_t errlen)
 {
-	/* Stacks first, the slice's row (the commit) last. */
-	if (fleet_insert_one(c, "stacks", "time, stack, kernel, dsos, funcs, offsets",
+	/* Frames, stacks, samples, the slice's row (the commit) last. */
+	if (fleet_insert_one(c, "frames", "time, frame, kernel, dso, func, off",
+			     &r->frames, err, errlen) ||
+	    fleet_insert_one(c, "stack_frames", "time, stack, frames",
 			     &r->stacks, err, errlen) ||
 	    fleet_insert_one(c, "samples", "time, host, batch, pid, cpu, comm, stack, count",
 			     &r->samples, err, errlen) ||

@@ -20,12 +20,21 @@ static const char *const fleet_local[] = {
 	" batch UInt64, pid UInt32, cpu UInt32, comm String, stack UInt64, count UInt64)"
 	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, time, stack, pid, cpu)",
 
-	/* One row per stack and day; repeats collapse when parts merge. */
-	"CREATE TABLE IF NOT EXISTS %1$s.stacks_local ("
+	/*
+	 * One row per stack and day, its frames as ids into frames_local;
+	 * repeats collapse when parts merge.  (The first schema's
+	 * stacks_local, frames inline, is still read: fleet_query.c.)
+	 */
+	"CREATE TABLE IF NOT EXISTS %1$s.stack_frames_local ("
 	" day Date DEFAULT toDate(time), time DateTime, stack UInt64,"
-	" kernel Array(UInt8), dsos Array(String),"
-	" funcs Array(String), offsets Array(UInt64))"
+	" frames Array(UInt64))"
 	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack",
+
+	/* One row per frame and day: far fewer frames than stacks. */
+	"CREATE TABLE IF NOT EXISTS %1$s.frames_local ("
+	" day Date DEFAULT toDate(time), time DateTime, frame UInt64,"
+	" kernel UInt8, dso String, func String, off UInt64)"
+	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY frame",
 
 	/* A slice's row commits its batch: inserted after its samples. */
 	"CREATE TABLE IF NOT EXISTS %1$s.slices_local ("
@@ -49,7 +58,8 @@ static const struct {
 } fleet_dist[] = {
 	{ "samples", "cityHash64(host)" },
 	{ "slices", "cityHash64(host)" },
-	{ "stacks", "stack" },
+	{ "stack_frames", "stack" },
+	{ "frames", "frame" },
 	{ "lockups", "cityHash64(host)" },
 };
 
@@ -124,7 +134,8 @@ int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 	snprintf(sql, sizeof(sql),
 		 "SELECT DISTINCT table, partition FROM system.parts"
 		 " WHERE database = '%s' AND active AND table IN"
-		 " ('samples_local', 'stacks_local', 'slices_local', 'lockups_local')"
+		 " ('samples_local', 'stack_frames_local', 'frames_local', 'stacks_local',"
+		 " 'slices_local', 'lockups_local')"
 		 " AND toDate(partition) < toDate(toDateTime(%" PRIu64 "))"
 		 " FORMAT TabSeparated", db, before_ns / (uint64_t)1000000000);
 	if (np_ch_exec(c, sql, NULL, 0, &out, msg, sizeof(msg))) {

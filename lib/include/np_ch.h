@@ -16,6 +16,7 @@
 #ifndef NP_CH_H
 #define NP_CH_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +32,32 @@ static inline void np_ch_buf_str(struct np_buf *b, const char *s)
 }
 void np_ch_buf_printf(struct np_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* RowBinary values: integers little-endian, strings length-prefixed. */
+static inline void np_ch_rb_u8(struct np_buf *b, uint8_t v)
+{
+	np_put_bytes(b, &v, 1);
+}
+
+static inline void np_ch_rb_u32(struct np_buf *b, uint32_t v)
+{
+	v = htole32(v);
+	np_put_bytes(b, &v, 4);
+}
+
+static inline void np_ch_rb_u64(struct np_buf *b, uint64_t v)
+{
+	v = htole64(v);
+	np_put_bytes(b, &v, 8);
+}
+
+static inline void np_ch_rb_str(struct np_buf *b, const char *s)
+{
+	size_t len = strlen(s);
+
+	np_put_var(b, len);
+	np_put_bytes(b, s, len);
+}
+
 /* s as one TabSeparated field (\t, \n, \\ and control bytes escaped). */
 void np_ch_buf_tsv(struct np_buf *b, const char *s);
 /* s as a single-quoted SQL string literal. */

@@ -19,6 +19,7 @@
 
 #include "agg.h"
 #include "np_ch.h"
+#include "np_idx.h"
 
 /* ---- schema (fleet_schema.c) --------------------------------------- */
 
@@ -42,6 +43,8 @@ int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 /* Content hash of a symbolized stack, innermost frame first. */
 uint64_t np_fleet_stack_hash(const struct np_sym *const *frames,
 			     unsigned int nr);
+/* Content hash of one frame: its id in the frames table. */
+uint64_t np_fleet_frame_hash(const struct np_sym *f);
 
 struct np_fleet_slice {
 	const char *host;
@@ -51,15 +54,16 @@ struct np_fleet_slice {
 };
 
 /*
- * Stacks the server already has, so a slice does not send them again:
- * known(arg, hash) returns 1 to skip.  May be NULL.
+ * Stacks and frames the server already has, so a slice does not send
+ * them again: known(arg, hash) returns 1 to skip.  May be NULL.
  */
 typedef int (*np_fleet_known_fn)(void *arg, uint64_t hash);
 
 struct np_fleet_rows {
-	struct np_buf samples, stacks, slice;	/* TabSeparated bodies */
-	uint64_t *new_stacks;	/* hashes in stacks, to remember once sent */
-	size_t nr_new, cap_new;
+	struct np_buf samples, stacks, frames, slice;	/* RowBinary bodies */
+	uint64_t *new_ids;	/* stacks and frames in the bodies: remember */
+	uint32_t nr_new, cap_new;	/* them once sent */
+	struct np_idx new_idx;		/* over new_ids */
 	size_t nr_samples_rows;
 };
 

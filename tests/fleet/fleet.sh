@@ -22,6 +22,8 @@
 #   5. another database: by SIGHUP, the daemon sends the new one its whole
 #      store, not only what comes after the old one's cursor; restarted
 #      back on the first, it sends what that one missed, nothing twice
+#   6. a database of the first schema (stacks with their frames inline):
+#      report/export --cluster read it, before and after `cluster init`
 #
 #   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
 # Exits 77 (skip) where clickhouse-server is not installed or the daemon
@@ -349,5 +351,51 @@ stop_daemon 1
 	fail "back on the first database: the slices it had were not recognized"
 compare_db "back to the first database by a restart" "$U1" nmiprof
 check_no_dups "back to the first database by a restart"
+
+# ---- 6. a server made by the first schema -------------------------------
+# Its stacks hold their frames inline (stacks, no frame dictionary); the
+# queries read them there, before and after `cluster init` adds the
+# dictionary's tables.  The same slices as nmiprof, frames looked up.
+ch_do() {	# N SQL: fail on any reply
+	r=$(ch_q "$@" 2>&1)
+	[ -z "$r" ] || fail "6: $r"
+}
+V1="${U1%=*}=nmiprof_v1"
+for n in 1 2; do
+	ch_do $n "CREATE DATABASE nmiprof_v1"
+	ch_do $n "CREATE TABLE nmiprof_v1.samples_local AS nmiprof.samples_local"
+	ch_do $n "CREATE TABLE nmiprof_v1.slices_local AS nmiprof.slices_local"
+	ch_do $n "CREATE TABLE nmiprof_v1.stacks_local (day Date DEFAULT toDate(time),
+		time DateTime, stack UInt64, kernel Array(UInt8), dsos Array(String),
+		funcs Array(String), offsets Array(UInt64))
+		ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack"
+	for t in samples:'cityHash64(host)' slices:'cityHash64(host)' stacks:stack; do
+		ch_do $n "CREATE TABLE nmiprof_v1.${t%%:*} AS nmiprof_v1.${t%%:*}_local
+			ENGINE = Distributed(fleet, nmiprof_v1, ${t%%:*}_local, ${t#*:})"
+	done
+	ch_do $n "INSERT INTO nmiprof_v1.samples_local SELECT * FROM nmiprof.samples_local"
+	ch_do $n "INSERT INTO nmiprof_v1.slices_local SELECT * FROM nmiprof.slices_local"
+done
+ch_do 1 "INSERT INTO nmiprof_v1.stacks (time, stack, kernel, dsos, funcs, offsets)
+SELECT t, stack, arrayMap(x -> tupleElement(x, 2), s), arrayMap(x -> tupleElement(x, 3), s),
+  arrayMap(x -> tupleElement(x, 4), s), arrayMap(x -> tupleElement(x, 5), s)
+FROM (SELECT stack, any(t) AS t, arraySort(groupArray((n, kernel, dso, func, off))) AS s
+  FROM (SELECT stack, t, f, n FROM (SELECT stack, min(time) AS t, any(frames) AS frames
+      FROM nmiprof.stack_frames GROUP BY stack)
+    ARRAY JOIN frames AS f, arrayEnumerate(frames) AS n)
+  GLOBAL ANY LEFT JOIN (SELECT frame AS f, kernel, dso, func, off FROM nmiprof.frames) USING f
+  GROUP BY stack) SETTINGS insert_distributed_sync = 1"
+folded --cluster "$U1" >"$WORK/dict.folded" || fail "6: export --cluster"
+folded --cluster "$V1" >"$WORK/v1.folded" || fail "6: export --cluster of the first schema"
+cmp -s "$WORK/dict.folded" "$WORK/v1.folded" ||
+	{ diff "$WORK/dict.folded" "$WORK/v1.folded" | head; fail "6: the first schema's stacks differ"; }
+"$NMIPROF" cluster init --name fleet "$V1" "${U2%=*}=nmiprof_v1" \
+	>>"$WORK/init.log" 2>&1 || fail "6: cluster init over the first schema"
+[ "$(ch_q 2 "SELECT count() FROM system.tables WHERE database = 'nmiprof_v1'
+	AND name IN ('stacks', 'stack_frames', 'frames')")" = 3 ] || fail "6: tables after init"
+folded --cluster "$V1" >"$WORK/v1.folded" || fail "6: export --cluster after init"
+cmp -s "$WORK/dict.folded" "$WORK/v1.folded" ||
+	{ diff "$WORK/dict.folded" "$WORK/v1.folded" | head; fail "6: stacks differ after init"; }
+pass "6: a server of the first schema, before and after cluster init: $(wc -l <"$WORK/v1.folded") stacks as with the frame dictionary"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
