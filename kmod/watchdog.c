@@ -49,8 +49,10 @@
  * not restart, should the cancel have met it running.  A pinned timer
  * starts on its own CPU, from an asynchronous cross call that does what
  * np_wd_want says when it runs, and first ends an episode the CPU was
- * reported in: a stuck CPU catches up when it comes back.  The NMI
- * handlers and the cpuhp state (for CPUs coming and going, whose
+ * reported in: a stuck CPU catches up when it comes back.  Time a CPU
+ * spends in our own report code, waiting for the UART, does not count
+ * against its heartbeat (np_wd_hold()).  The NMI handlers and the cpuhp
+ * state (for CPUs coming and going, whose
  * callbacks run on that CPU) stay from load to unload: unregistering
  * waits for an RCU grace period, which a CPU with interrupts off holds
  * off.  Buddies are recomputed on every check from np_wd_active.  The
@@ -163,22 +165,28 @@ void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu)
 static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 {
 	u64 episode = now - w->since_ns;
+	u64 held = np_wd_hold(w);
 
 	np_wd_trace_lockup(w, cpu);
 	np_report_recovered(episode, w->tgid, w->pid, w->comm);
 	trace_lockup(cpu, w->pid, w->comm, w->ip, episode, true);
 	WRITE_ONCE(w->state, NP_WD_OK);
+	np_wd_release(w, held);
 }
 
 /* Hardirq context, on the CPU: end the episode it was reported in, if any. */
 static void np_wd_episode_end(struct np_wd_cpu *w, int cpu, u64 now)
 {
 	int kick = atomic_xchg(&w->kicked, NP_WD_KICK_NONE);
+	u64 held;
 
-	if (READ_ONCE(w->state) == NP_WD_REPORTED)
+	if (READ_ONCE(w->state) == NP_WD_REPORTED) {
 		np_wd_recovered(w, cpu, now);
-	else if (kick == NP_WD_KICK_SILENT)
+	} else if (kick == NP_WD_KICK_SILENT) {
+		held = np_wd_hold(w);
 		np_report_recovered(now - w->since_ns, 0, 0, NULL);
+		np_wd_release(w, held);
+	}
 }
 
 static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
@@ -250,6 +258,8 @@ static void np_wd_self_check(struct pt_regs *regs)
 	    READ_ONCE(w->state) != NP_WD_OK ||
 	    atomic_read(&w->kicked) == NP_WD_KICK_SILENT)
 		return;			/* not watched, or already reported */
+	if (w->held)
+		return;			/* interrupted our own report code */
 	beat = READ_ONCE(w->beat_ns);
 	age = ktime_get_mono_fast_ns() - beat;
 	if (age <= (s64)np_wd_thresh_ns)
@@ -306,7 +316,10 @@ static int np_wd_nmi(unsigned int type, struct pt_regs *regs)
 		np_nmi_ipi_done(&w->nmi_req);
 	bt = np_nmi_ipi_claim(&w->bt_req);
 	if (bt) {
+		u64 held = np_wd_hold(w);
+
 		np_report_backtrace(regs, bt - 1);
+		np_wd_release(w, held);
 		np_nmi_ipi_done(&w->bt_req);
 		handled++;
 	}

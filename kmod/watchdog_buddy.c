@@ -40,17 +40,33 @@ static void np_wd_kick(unsigned int cpu)
 	np_nmi_ipi_send(&b->nmi_req, cpu, 1);
 }
 
+/* Hardirq context: the report waits for the UART, we are not stuck. */
+static void np_wd_report_silent(unsigned int cpu, s64 age)
+{
+	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
+	u64 held = np_wd_hold(w);
+
+	np_report_silent(cpu, age);
+	np_wd_release(w, held);
+}
+
 /* Check one CPU's heartbeat; true if it is late (stuck). */
 static bool np_wd_check(unsigned int buddy, u64 now)
 {
 	struct np_wd_cpu *b = per_cpu_ptr(&np_wd, buddy);
+	bool held = READ_ONCE(b->held);
 	s64 age;
 
-	/* Pairs with smp_mb__before_atomic() in np_wd_cpu_online(). */
+	/*
+	 * Pairs with smp_mb__before_atomic() in np_wd_cpu_sync() and with
+	 * smp_wmb() in np_wd_release(): no longer held, credited.
+	 */
 	smp_rmb();
 	age = now - READ_ONCE(b->beat_ns);
 	if (age <= (s64)np_wd_thresh_ns)
 		return false;
+	if (held)
+		return true;	/* in our own report code: it answers */
 
 	/* Pairs with smp_store_release() in np_wd_self_check(). */
 	switch (smp_load_acquire(&b->state)) {
@@ -78,7 +94,7 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 		/* Pairs with atomic_xchg() in np_wd_timer_fn(). */
 		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_SENT,
 				   NP_WD_KICK_SILENT) == NP_WD_KICK_SENT)
-			np_report_silent(buddy, age);
+			np_wd_report_silent(buddy, age);
 		break;
 	}
 	return true;
@@ -125,7 +141,7 @@ void np_wd_sweep(int self)
 	for_each_cpu(cpu, &np_wd_active) {
 		struct np_wd_cpu *b = per_cpu_ptr(&np_wd, cpu);
 
-		if (cpu == self ||
+		if (cpu == self || READ_ONCE(b->held) ||
 		    (s64)(now - READ_ONCE(b->beat_ns)) <= (s64)np_wd_thresh_ns ||
 		    READ_ONCE(b->state) != NP_WD_OK)
 			continue;

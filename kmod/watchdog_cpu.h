@@ -12,6 +12,7 @@
 #include <linux/hrtimer.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/timekeeping.h>
 
 /* How far a buddy got with a stuck CPU in this episode. */
 enum np_wd_kick {
@@ -35,6 +36,7 @@ struct np_wd_cpu {
 					 */
 	atomic_t	kicked;		/* enum np_wd_kick */
 	int		state;		/* enum np_wd_state, written by this CPU */
+	int		held;		/* np_wd_hold() depth, written by this CPU */
 	atomic_t	traced;		/* episode's trace event emitted */
 
 	/* Snapshot for the trace events, published by state = REPORTED. */
@@ -51,6 +53,32 @@ DECLARE_PER_CPU(struct np_wd_cpu, np_wd);
 /* Set while the watchdog is stopped; read by timers and NMIs. */
 extern u64 np_wd_thresh_ns;
 extern struct cpumask np_wd_active;	/* CPUs whose timer runs */
+
+/*
+ * Around the report functions that wait (the UART's owner lock, up to
+ * 3 s, the port lock, a slow port): this CPU is busy in our own code, not
+ * stuck.  Checkers pass it over while it is held, and the time held does
+ * not count against its heartbeat: with a threshold of 1 s a CPU that
+ * prints its backtrace behind other CPUs' reports would otherwise be
+ * reported itself.  A CPU that really is stuck and is held on the way
+ * (a backtrace asked of it) is reported that much later.  Hardirq or
+ * NMI context, this CPU; the outermost hold of a nest counts.
+ */
+static inline u64 np_wd_hold(struct np_wd_cpu *w)
+{
+	WRITE_ONCE(w->held, w->held + 1);
+	return ktime_get_mono_fast_ns();
+}
+
+static inline void np_wd_release(struct np_wd_cpu *w, u64 start)
+{
+	if (w->held == 1)
+		WRITE_ONCE(w->beat_ns, w->beat_ns +
+			   (ktime_get_mono_fast_ns() - start));
+	/* Pairs with smp_rmb() in np_wd_check(): released, credited. */
+	smp_wmb();
+	WRITE_ONCE(w->held, w->held - 1);
+}
 
 /* watchdog.c, hrtimer context: emit @cpu's lockup trace event once. */
 void np_wd_trace_lockup(struct np_wd_cpu *w, int cpu);
