@@ -46,13 +46,15 @@
  * CPU has what the watchdog wants there (np_wd_want).  Stopping clears it
  * and takes the CPU out of np_wd_active at once, and cancels its timer
  * with hrtimer_try_to_cancel(); a tick that finds itself unwanted does
- * not restart, should the cancel have met it running.  A pinned timer
- * starts on its own CPU, from an asynchronous cross call that does what
- * np_wd_want says when it runs, and first ends an episode the CPU was
- * reported in: a stuck CPU catches up when it comes back.  Time a CPU
- * spends in our own report code, waiting for the UART, does not count
- * against its heartbeat (np_wd_hold()).  The NMI handlers and the cpuhp
- * state (for CPUs coming and going, whose
+ * not restart, should the cancel have met it running.  Starting puts
+ * the CPU in np_wd_active at once, its heartbeat counting from then, so
+ * that a CPU stuck across a restart is reported a threshold later.  A
+ * pinned timer starts on its own CPU, from an asynchronous cross call
+ * that does what np_wd_want says when it runs, and first ends an episode
+ * the CPU was reported in: a stuck CPU catches up when it comes back.
+ * Time a CPU spends in our own report code, waiting for the UART, does
+ * not count against its heartbeat (np_wd_hold()).  The NMI handlers and
+ * the cpuhp state (for CPUs coming and going, whose
  * callbacks run on that CPU) stay from load to unload: unregistering
  * waits for an RCU grace period, which a CPU with interrupts off holds
  * off.  Buddies are recomputed on every check from np_wd_active.  The
@@ -404,13 +406,26 @@ static void np_wd_cpu_sync_ipi(void *unused)
 static void np_wd_want_cpu(int cpu, bool want)
 {
 	struct np_wd_ctl *c = per_cpu_ptr(&np_wd_ctl, cpu);
+	struct np_wd_cpu *w = per_cpu_ptr(&np_wd, cpu);
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&c->lock, flags);
 	WRITE_ONCE(c->want, want);
 	if (!want) {
 		cpumask_clear_cpu(cpu, &np_wd_active);
-		hrtimer_try_to_cancel(per_cpu_ptr(&np_wd.timer, cpu));
+		hrtimer_try_to_cancel(&w->timer);
+	} else if (!cpumask_test_cpu(cpu, &np_wd_active)) {
+		/*
+		 * Watched from now on, before the cross call gets there: a
+		 * CPU with interrupts off would not be watched until it
+		 * came back.  Its heartbeat counts from now; one reported
+		 * before keeps its episode, which its cross call ends.
+		 */
+		if (READ_ONCE(w->state) == NP_WD_OK)
+			WRITE_ONCE(w->beat_ns, ktime_get_mono_fast_ns());
+		/* Pairs with smp_rmb() in np_wd_check(), as below. */
+		smp_mb__before_atomic();
+		cpumask_set_cpu(cpu, &np_wd_active);
 	}
 	raw_spin_unlock_irqrestore(&c->lock, flags);
 	atomic_inc(&c->inflight);
