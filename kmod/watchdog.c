@@ -253,7 +253,7 @@ static void np_wd_self_check(struct pt_regs *regs)
 {
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
 	int cpu = smp_processor_id();
-	u64 beat;
+	u64 beat, now;
 	s64 age;
 
 	if (!cpumask_test_cpu(cpu, &np_wd_active) ||
@@ -263,9 +263,10 @@ static void np_wd_self_check(struct pt_regs *regs)
 	if (w->held)
 		return;			/* interrupted our own report code */
 	beat = READ_ONCE(w->beat_ns);
-	age = ktime_get_mono_fast_ns() - beat;
-	if (age <= (s64)np_wd_thresh_ns)
+	now = ktime_get_mono_fast_ns();
+	if ((s64)(now - np_wd_seen(w)) <= (s64)np_wd_thresh_ns)
 		return;
+	age = now - beat;
 	/*
 	 * Interrupts are on where we interrupted: a pending timer interrupt
 	 * is taken as soon as we return, so this is no hard lockup.  The

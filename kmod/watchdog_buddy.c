@@ -11,6 +11,8 @@
 #include <linux/cpumask.h>
 #include <linux/percpu.h>
 #include <linux/ktime.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/timekeeping.h>
 
 #include "lockup_report.h"
@@ -50,7 +52,26 @@ static void np_wd_report_silent(unsigned int cpu, s64 age)
 	np_wd_release(w, held);
 }
 
-/* Check one CPU's heartbeat; true if it is late (stuck). */
+/*
+ * Check one CPU's heartbeat; true if it is late (stuck).
+ *
+ * A vCPU the host has preempted runs nothing, with interrupts off or
+ * on: it is late, not stuck, and from then on only the time it runs
+ * counts (np_wd_seen()).  So one the host preempts inside an irqs-off
+ * region is reported only if it then runs with interrupts off for a
+ * threshold less the preemption no check saw, under a period.  That is
+ * the one paravirt signal a module has.  The kernel's own hard-lockup
+ * detectors (watchdog_hld.c in 6.1, watchdog_perf.c and
+ * watchdog_buddy.c in 6.12) use none, and KVM guests turn them off for
+ * these false positives (kvm_guest_init()).  The steal clock would
+ * measure the preemption exactly, from the stuck CPU's NMI, but neither
+ * kernel exports it (the pv_steal_clock static call, KVM's steal_time),
+ * and the kcpustat steal time is accounted by the CPU's own tick, after
+ * the fact.  kvm_check_and_clear_guest_paused(), which the soft-lockup
+ * detector calls, only sees a VM the host paused (handled by the
+ * checker that did not run, np_wd_timer_fn()), is not exported, and
+ * clears the flag the kernel's own detector reads.
+ */
 static bool np_wd_check(unsigned int buddy, u64 now)
 {
 	struct np_wd_cpu *b = per_cpu_ptr(&np_wd, buddy);
@@ -62,7 +83,7 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 	 * smp_wmb() in np_wd_release(): no longer held, credited.
 	 */
 	smp_rmb();
-	age = now - READ_ONCE(b->beat_ns);
+	age = now - np_wd_seen(b);
 	if (age <= (s64)np_wd_thresh_ns)
 		return false;
 	if (held)
@@ -75,6 +96,10 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 		return true;
 	case NP_WD_REPORTING:
 		/* It answered: still writing, or waiting for the port. */
+		return true;
+	}
+	if (vcpu_is_preempted(buddy)) {
+		WRITE_ONCE(b->preempted_ns, now);
 		return true;
 	}
 	switch (atomic_read(&b->kicked)) {

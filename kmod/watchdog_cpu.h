@@ -10,6 +10,7 @@
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
+#include <linux/minmax.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
@@ -30,6 +31,7 @@ enum np_wd_state {
 struct np_wd_cpu {
 	struct hrtimer	timer;
 	u64		beat_ns;	/* last heartbeat, mono fast clock */
+	u64		preempted_ns;	/* last seen preempted by the host */
 	atomic_t	nmi_req;	/* nmi_ipi.h: 1, check yourself */
 	atomic_t	bt_req;		/* nmi_ipi.h: 1 + CPU that wants our
 					 * backtrace
@@ -53,6 +55,15 @@ DECLARE_PER_CPU(struct np_wd_cpu, np_wd);
 /* Set while the watchdog is stopped; read by timers and NMIs. */
 extern u64 np_wd_thresh_ns;
 extern struct cpumask np_wd_active;	/* CPUs whose timer runs */
+
+/*
+ * Since when the CPU may have run with interrupts off: its heartbeat, or
+ * a checker's sight of its vCPU preempted (np_wd_check()), the later.
+ */
+static inline u64 np_wd_seen(struct np_wd_cpu *w)
+{
+	return max(READ_ONCE(w->beat_ns), READ_ONCE(w->preempted_ns));
+}
 
 /*
  * Around the report functions that wait (the UART's owner lock, up to
