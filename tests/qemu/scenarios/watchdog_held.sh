@@ -16,11 +16,7 @@ wd_load watchdog_thresh=1 watchdog_all_cpu_backtrace=1
 check "insmod nmiprof_slowsample" insmod "$MODULES/nmiprof_slowsample.ko" \
 	func=np_report_backtrace cpu=0 us=4000000
 wd_lockup cpu=1 secs=2
-_i=0
-while ! dmesg_has 'nmiprof: end of CPU 0 backtrace' && [ $_i -lt 10 ]; do
-	sleep 1
-	_i=$((_i + 1))
-done
+wd_wait_dmesg 'nmiprof: end of CPU 0 backtrace' 10
 check "CPU 0's backtrace" dmesg_has 'nmiprof: end of CPU 0 backtrace'
 # Two thresholds for a late report to come.
 sleep 2

@@ -26,12 +26,18 @@ wd_lockup() {
 # lockup records written before it (issue 14, section 2), and nmiprofd
 # can take seconds to get there under TCG on a busy host.
 wd_wait_session() {
+	wd_wait_dmesg 'nmiprof: sampling at'
+	check "sampling session on" dmesg_has 'nmiprof: sampling at'
+}
+
+# wd_wait_dmesg ERE [SECS]: wait up to SECS (default 30) for a kernel
+# log line matching ERE.
+wd_wait_dmesg() {
 	_i=0
-	while ! dmesg_has 'nmiprof: sampling at' && [ $_i -lt 30 ]; do
+	while ! dmesg_has "$1" && [ $_i -lt "${2:-30}" ]; do
 		sleep 1
 		_i=$((_i + 1))
 	done
-	check "sampling session on" dmesg_has 'nmiprof: sampling at'
 }
 
 # wd_lockups_list STORE N: `nmiprof lockups list` of STORE into
