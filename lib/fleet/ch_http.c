@@ -375,7 +375,7 @@ static int ch_request(struct np_ch *c, const char *sql, const void *data,
 		goto out;
 	}
 	if (t && (ch_url_param(h, &url, t->name, "_structure", t->structure) ||
-		  ch_url_param(h, &url, t->name, "_format", "TabSeparated"))) {
+		  ch_url_param(h, &url, t->name, "_format", "RowBinary"))) {
 		ch_seterr(err, errlen, "out of memory");
 		goto out;
 	}

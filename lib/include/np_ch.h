@@ -103,7 +103,7 @@ int np_ch_exec(struct np_ch *c, const char *sql, const void *data,
 struct np_ch_table {
 	const char *name;	/* an identifier */
 	const char *structure;	/* "stack UInt64" */
-	const void *data;	/* TabSeparated rows */
+	const void *data;	/* RowBinary rows */
 	size_t len;
 };
 
