@@ -15,6 +15,7 @@
 #include <linux/rculist.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -68,11 +69,14 @@ static size_t np_uw_set_size(u32 nr)
 	return struct_size_t(struct np_uw_set, maps, nr);
 }
 
-/* The mm of @tgid, as an identity: NULL if it has none. */
+/*
+ * The mm of @tgid, as an identity: NULL if it has none.  Any thread's: a
+ * leader that exited while its threads run on has none of its own.
+ */
 static const void *np_uw_mm_of(pid_t tgid)
 {
-	struct task_struct *task;
-	struct mm_struct *mm;
+	struct task_struct *task, *t;
+	struct mm_struct *mm = NULL;
 	struct pid *pid;
 
 	pid = find_get_pid(tgid);
@@ -80,7 +84,13 @@ static const void *np_uw_mm_of(pid_t tgid)
 	put_pid(pid);
 	if (!task)
 		return NULL;
-	mm = get_task_mm(task);
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		mm = get_task_mm(t);
+		if (mm)
+			break;
+	}
+	rcu_read_unlock();
 	put_task_struct(task);
 	if (mm)
 		mmput(mm);

@@ -81,6 +81,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -724,6 +725,82 @@ static int uw_load(int fd, size_t len, uint32_t *id)
 	return 0;
 }
 
+static void *uw_idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * A process whose thread-group leader exited while a thread runs on
+ * still has its mm: a mapping set for it is accepted, not ESRCH.
+ */
+static void uw_leader_gone(int fd)
+{
+	struct nmiprof_uw_map map = { .start = 0x10000, .end = 0x20000 };
+	struct nmiprof_uw_maps req = { .nr = 1, .maps = (uintptr_t)&map };
+	char path[64], buf[512], *p = NULL;
+	int ret = -1, go[2], err = -1;
+	pthread_t t;
+	pid_t pid;
+
+	if (pipe(go)) {
+		fail("unwind: pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		err = pthread_create(&t, NULL, uw_idle_thread, NULL);
+		if (write(go[1], &err, sizeof(err)) != sizeof(err) || err)
+			_exit(1);
+		/* the leader alone; pthread_exit() would want libgcc_s */
+		syscall(SYS_exit, 0);
+	}
+	close(go[1]);
+	if (read(go[0], &err, sizeof(err)) != sizeof(err) || err)
+		fail("unwind: the test process's thread: %s",
+		     err > 0 ? strerror(err) : "no answer");
+	close(go[0]);
+	/* wait for the leader to be a zombie: "pid (comm) Z ..." */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'Z')
+			break;
+		p = NULL;
+		usleep(10000);
+	}
+	snprintf(path, sizeof(path), "ls /proc/%d/task | tr '\\n' ' '", pid);
+	printf("threads of the leader-gone process: ");
+	fflush(stdout);
+	if (system(path))
+		printf("?");
+	printf("\n");
+	if (p) {
+		req.pid = pid;
+		ret = ioctl(fd, NMIPROF_IOC_UW_SET_MAPS, &req) ? -errno : 0;
+		printf("unwind set of a process whose leader exited: %s\n",
+		       ret ? strerror(-ret) : "accepted");
+		if (ret)
+			fail("unwind set of a process whose leader exited: %s",
+			     strerror(-ret));
+		req.nr = 0;
+		ioctl(fd, NMIPROF_IOC_UW_SET_MAPS, &req);
+	} else {
+		fail("unwind: the test process's leader did not exit alone");
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 /* Each malformed table must be refused with EINVAL. */
 static void uw_refused(int fd)
 {
@@ -752,6 +829,7 @@ static void uw_refused(int fd)
 			fail("unwind table %s: want EINVAL, got %s", what[i],
 			     ret ? strerror(-ret) : "accepted");
 	}
+	uw_leader_gone(fd);
 }
 
 /*

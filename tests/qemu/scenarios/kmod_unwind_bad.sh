@@ -3,7 +3,8 @@
 # a process whose mapping set names a dropped table (a file that was
 # replaced) still gets whole frame-pointer stacks; one whose set names a
 # valid table for other code (rows of every kind) is walked within its
-# depth, with the walks counted and no oops.  nmiprof_ringcheck -T
+# depth, with the walks counted and no oops; a set for a process whose
+# leader exited while a thread runs on is accepted.  nmiprof_ringcheck -T
 # (tests/progs) drives the ioctls and checks the records.
 # @smp 2
 # @timeout 90
