@@ -14,7 +14,9 @@
 #      `nmiprof record --backend kmod`, `perf record -g` and `perf record
 #      --call-graph dwarf`, all -F 1000, interleaved rounds; and under the
 #      module with nmiprof_ringcheck as its reader (no tables: leaf-only
-#      stacks), the floor of the module's sampling itself.
+#      stacks, every task on both CPUs), the module's sampling itself.
+#      record follows the job (follow_pid): other tasks and the idle CPU
+#      are not sampled, as perf samples the job's tasks only.
 # bench_kmod_unwind.check.py prints the figures and the ratios.
 # @label bench
 # @smp 2
