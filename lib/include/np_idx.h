@@ -2,7 +2,8 @@
 /*
  * The one open-addressing index: maps 32 bits of a key's hash (np_hash.h)
  * to candidate ids of the owner's array; the owner compares the real key.
- * Linear probing, no deletion (tables only grow or are cleared whole).
+ * Linear probing; np_idx deletes by shifting back the rest of the run
+ * (no tombstones), np_idx32 only grows or is cleared whole.
  *
  * Two slot layouts, one probing scheme:
  *   struct np_idx    8-byte slots (hash, id + 1): a probe skips other keys
@@ -55,6 +56,8 @@ static inline uint32_t np_idx_next(const struct np_idx *x, uint32_t h,
 
 /* 0, or -1 on ENOMEM.  The caller has checked the key is new. */
 int np_idx_insert(struct np_idx *x, uint32_t h, uint32_t id);
+/* Remove id, inserted with hash h: 0, or -1 if it is not there. */
+int np_idx_remove(struct np_idx *x, uint32_t h, uint32_t id);
 /* Room for n ids in all without a resize: 0 or -1 on ENOMEM. */
 int np_idx_reserve(struct np_idx *x, uint32_t n);
 void np_idx_clear(struct np_idx *x);

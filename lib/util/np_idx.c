@@ -59,6 +59,34 @@ int np_idx_insert(struct np_idx *x, uint32_t h, uint32_t id)
 	return 0;
 }
 
+int np_idx_remove(struct np_idx *x, uint32_t h, uint32_t id)
+{
+	uint64_t v = ((uint64_t)h << 32) | ((uint64_t)id + 1);
+	uint32_t i, j;
+
+	if (!x->slot)
+		return -1;
+	for (i = h & x->mask; x->slot[i] != v; i = (i + 1) & x->mask)
+		if (!x->slot[i])
+			return -1;
+	/*
+	 * Fill the hole from the rest of its run: an entry moves back unless
+	 * its home lies cyclically in (hole, itself], where a probe from its
+	 * home would no longer pass the hole.
+	 */
+	for (j = (i + 1) & x->mask; x->slot[j]; j = (j + 1) & x->mask) {
+		uint32_t home = (uint32_t)(x->slot[j] >> 32) & x->mask;
+
+		if (((j - home) & x->mask) < ((j - i) & x->mask))
+			continue;
+		x->slot[i] = x->slot[j];
+		i = j;
+	}
+	x->slot[i] = 0;
+	x->used--;
+	return 0;
+}
+
 void np_idx_clear(struct np_idx *x)
 {
 	if (x->slot)

@@ -2,6 +2,7 @@
 /* lib/util/np_idx: both layouts, through growth, collisions and clears. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check.h"
 #include "np_idx.h"
 
@@ -81,6 +82,68 @@ static void test_idx_reserve(void)
 		CHECK(find(&x, keys[i], 0) == i);
 	CHECK(!np_idx_reserve(&x, 10), "reserve below used");
 	CHECK(x.slot == slot);
+	np_idx_free(&x);
+}
+
+static uint8_t removed[N];
+
+/* Remove every other key in a scattered order, then the rest: whoever
+ * stays is found all along, whoever went is not. */
+static void run_idx_remove(int weak, uint32_t n)
+{
+	struct np_idx x = { 0 };
+	uint32_t bad = 0;
+
+	memset(removed, 0, sizeof(removed));
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(!np_idx_insert(&x, key_hash(keys[i], weak), i));
+	for (uint32_t pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t i = (uint32_t)(((uint64_t)k * 7907) % n);
+
+			if ((i & 1) != pass)
+				continue;
+			CHECK(!np_idx_remove(&x, key_hash(keys[i], weak), i));
+			CHECK(np_idx_remove(&x, key_hash(keys[i], weak), i) == -1,
+			      "id %u removed twice", i);
+			removed[i] = 1;
+			if (k % 97)
+				continue;
+			for (uint32_t j = 0; j < n; j++)
+				bad += find(&x, keys[j], weak) !=
+				       (removed[j] ? NP_IDX_NONE : j);
+		}
+		CHECK(!bad, "pass %u: %u keys wrong", pass, bad);
+	}
+	CHECK(x.used == 0, "%u used after removing all", x.used);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(!np_idx_insert(&x, key_hash(keys[i], weak), i));
+	for (uint32_t i = 0; i < n; i++)
+		bad += find(&x, keys[i], weak) != i;
+	CHECK(!bad, "%u of %u reinserted ids lost", bad, n);
+	np_idx_free(&x);
+}
+
+static void test_idx_remove(void)
+{
+	struct np_idx x = { 0 };
+
+	fill_keys();
+	CHECK(np_idx_remove(&x, 1, 0) == -1, "empty index removes");
+	run_idx_remove(0, 5000);
+	run_idx_remove(1, 1500);
+	/* A run past the last slot wraps to slot 0; ids 0..3 home last. */
+	for (uint32_t i = 0; i < 6; i++)
+		CHECK(!np_idx_insert(&x, i < 4 ? UINT32_MAX : 0, i));
+	CHECK(!np_idx_remove(&x, UINT32_MAX, 1));
+	for (uint32_t i = 0, id, pos; i < 2; i++) {
+		uint32_t h = i ? 0 : UINT32_MAX, seen = 0;
+
+		pos = np_idx_first(&x, h);
+		while ((id = np_idx_next(&x, h, &pos)) != NP_IDX_NONE)
+			seen |= 1U << id;
+		CHECK(seen == (i ? 0x30U : 0x0dU), "hash %x finds %#x", h, seen);
+	}
 	np_idx_free(&x);
 }
 
@@ -164,6 +227,7 @@ static void test_idx32_wrap(void)
 static const struct np_test_case cases[] = {
 	NP_CASE(test_idx),
 	NP_CASE(test_idx_reserve),
+	NP_CASE(test_idx_remove),
 	NP_CASE(test_idx32),
 	NP_CASE(test_idx32_wrap),
 	{ 0 }
