@@ -26,15 +26,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "np_clock.h"
+#include "np_grow.h"
+#include "np_idx.h"
 #include "np_kmod_unwind.h"
 #include "np_unwind.h"
 
-#define PROC_SLOTS	4096		/* processes tracked, open addressing */
-#define OBJ_SLOTS	1024		/* objects loaded */
+/* Past these, processes and objects are walked by frame pointers. */
+#define PROC_MAX	4096		/* processes tracked */
+#define OBJ_MAX		1024		/* objects loaded */
 #define RETRY_NS	1000000000ULL
 
 struct kproc {
-	uint32_t pid;			/* 0: free */
+	uint32_t pid;
 	uint8_t dirty;			/* set to be (re)sent */
 	uint64_t retry_ns;		/* deferred compiles: resend then */
 };
@@ -48,8 +51,10 @@ struct np_kmod_unwind {
 	int fd;
 	const struct np_kmod_sys *sys;
 	struct np_unwinder *uw;
-	struct kproc procs[PROC_SLOTS];
-	struct kobj objs[OBJ_SLOTS];
+	struct kproc *procs;		/* nr_procs, by proc_idx's ids */
+	struct kobj *objs;		/* nr_objs, by obj_idx's ids */
+	uint32_t nr_procs, cap_procs, nr_objs, cap_objs;
+	struct np_idx proc_idx, obj_idx;
 	unsigned int nr_dirty;
 	uint64_t sets_sent, load_errors, set_errors;
 	struct np_uw_span spans[NMIPROF_UW_MAX_MAPS];
@@ -79,24 +84,36 @@ struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
 	return k;
 }
 
-/* pid's slot, created if @create; NULL when absent or the table is full. */
-static struct kproc *proc_of(struct np_kmod_unwind *k, uint32_t pid, int create)
+static uint32_t pid_hash(uint32_t pid)
 {
-	for (unsigned int i = 0; i < PROC_SLOTS; i++) {
-		struct kproc *p = &k->procs[(pid + i) % PROC_SLOTS];
+	return (uint32_t)np_hash_u64(pid);
+}
 
-		if (p->pid == pid)
-			return p;
-		if (!p->pid) {
-			if (!create)
-				return NULL;
-			p->pid = pid;
-			p->dirty = 1;
-			k->nr_dirty++;
-			return p;
-		}
-	}
+/* pid's entry, NULL if it has none. */
+static inline struct kproc *proc_find(struct np_kmod_unwind *k, uint32_t pid)
+{
+	uint32_t h = pid_hash(pid), pos = np_idx_first(&k->proc_idx, h), id;
+
+	while ((id = np_idx_next(&k->proc_idx, h, &pos)) != NP_IDX_NONE)
+		if (k->procs[id].pid == pid)
+			return &k->procs[id];
 	return NULL;
+}
+
+/* A new entry for pid, to be sent; NULL when out of room. */
+static struct kproc *proc_add(struct np_kmod_unwind *k, uint32_t pid)
+{
+	struct kproc *p;
+
+	if (k->nr_procs == PROC_MAX ||
+	    np_grow((void **)&k->procs, &k->cap_procs, k->nr_procs + 1,
+		    sizeof(*k->procs)) ||
+	    np_idx_insert(&k->proc_idx, pid_hash(pid), k->nr_procs))
+		return NULL;
+	p = &k->procs[k->nr_procs++];
+	*p = (struct kproc){ .pid = pid, .dirty = 1 };
+	k->nr_dirty++;
+	return p;
 }
 
 static void mark(struct np_kmod_unwind *k, struct kproc *p)
@@ -107,30 +124,23 @@ static void mark(struct np_kmod_unwind *k, struct kproc *p)
 	}
 }
 
-/* Remove pid's slot, keeping every other pid's probe chain intact. */
+/* Remove p; the last entry takes its place. */
 static void forget(struct np_kmod_unwind *k, struct kproc *p)
 {
-	unsigned int i = p - k->procs, j = i;
+	uint32_t id = (uint32_t)(p - k->procs), last = k->nr_procs - 1;
 
 	if (p->dirty)
 		k->nr_dirty--;
-	memset(p, 0, sizeof(*p));
-	for (;;) {
-		struct kproc *q;
-		unsigned int home;
+	np_idx_remove(&k->proc_idx, pid_hash(p->pid), id);
+	if (id != last) {
+		uint32_t h = pid_hash(k->procs[last].pid);
 
-		j = (j + 1) % PROC_SLOTS;
-		q = &k->procs[j];
-		if (!q->pid)
-			return;
-		home = q->pid % PROC_SLOTS;
-		/* q stays if its home lies cyclically in (i, j] */
-		if ((i < j) ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		k->procs[i] = *q;
-		memset(q, 0, sizeof(*q));
-		i = j;
+		/* Cannot fail: the index held one more id a moment ago. */
+		np_idx_remove(&k->proc_idx, h, last);
+		np_idx_insert(&k->proc_idx, h, id);
+		*p = k->procs[last];
 	}
+	k->nr_procs--;
 }
 
 static void drop_set(struct np_kmod_unwind *k, uint32_t pid)
@@ -150,7 +160,9 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 	case NP_EV_SAMPLE:
 		if (!ev->sample.nr_uframes || !ev->sample.pid)
 			return;
-		p = proc_of(k, ev->sample.pid, 1);
+		p = proc_find(k, ev->sample.pid);
+		if (!p)
+			p = proc_add(k, ev->sample.pid);
 		if (p && p->dirty) {
 			p->dirty = 0;
 			k->nr_dirty--;
@@ -160,16 +172,16 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 	case NP_EV_MMAP:
 		np_unwinder_event(k->uw, ev);
 		if (ev->mmap.prot & 4 /* PROT_EXEC */)
-			mark(k, proc_of(k, ev->mmap.pid, 0));
+			mark(k, proc_find(k, ev->mmap.pid));
 		return;
 	case NP_EV_COMM:
 		np_unwinder_event(k->uw, ev);
 		if (ev->comm.exec)
-			mark(k, proc_of(k, ev->comm.pid, 0));
+			mark(k, proc_find(k, ev->comm.pid));
 		return;
 	case NP_EV_EXIT:
 		np_unwinder_event(k->uw, ev);
-		p = ev->task.pid == ev->task.tid ? proc_of(k, ev->task.pid, 0) : NULL;
+		p = ev->task.pid == ev->task.tid ? proc_find(k, ev->task.pid) : NULL;
 		if (p) {
 			drop_set(k, p->pid);
 			forget(k, p);
@@ -186,26 +198,24 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 /* The module's id of @o's table, loading it the first time; 0: none. */
 static uint32_t table_id(struct np_kmod_unwind *k, const struct np_uw_obj *o)
 {
-	uintptr_t h = (uintptr_t)o / 64;
+	uint32_t h = (uint32_t)np_hash_u64((uintptr_t)o);
+	uint32_t pos = np_idx_first(&k->obj_idx, h), id;
+	struct nmiprof_uw_load ld = { .table = (uintptr_t)o->t, .len = o->bytes };
 
-	for (unsigned int i = 0; i < OBJ_SLOTS; i++) {
-		struct kobj *e = &k->objs[(h + i) % OBJ_SLOTS];
-		struct nmiprof_uw_load ld = { .table = (uintptr_t)o->t,
-					      .len = o->bytes };
-
-		if (e->obj == o)
-			return e->id;
-		if (e->obj)
-			continue;
-		if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_LOAD, &ld) < 0) {
-			k->load_errors++;
-			ld.id = 0;	/* not asked again: walked by frame pointers */
-		}
-		e->obj = o;
-		e->id = ld.id;
-		return e->id;
+	while ((id = np_idx_next(&k->obj_idx, h, &pos)) != NP_IDX_NONE)
+		if (k->objs[id].obj == o)
+			return k->objs[id].id;
+	if (k->nr_objs == OBJ_MAX ||
+	    np_grow((void **)&k->objs, &k->cap_objs, k->nr_objs + 1,
+		    sizeof(*k->objs)) ||
+	    np_idx_insert(&k->obj_idx, h, k->nr_objs))
+		return 0;
+	if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_LOAD, &ld) < 0) {
+		k->load_errors++;
+		ld.id = 0;	/* not asked again: walked by frame pointers */
 	}
-	return 0;
+	k->objs[k->nr_objs++] = (struct kobj){ .obj = o, .id = ld.id };
+	return ld.id;
 }
 
 static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now)
@@ -249,11 +259,9 @@ void np_kmod_unwind_flush(struct np_kmod_unwind *k)
 {
 	uint64_t now = np_mono_ns();
 
-	for (unsigned int i = 0; i < PROC_SLOTS; i++) {
+	for (uint32_t i = 0; i < k->nr_procs; i++) {
 		struct kproc *p = &k->procs[i];
 
-		if (!p->pid)
-			continue;
 		if (p->retry_ns && now >= p->retry_ns)
 			mark(k, p);
 		if (!p->dirty)
@@ -283,5 +291,9 @@ void np_kmod_unwind_free(struct np_kmod_unwind *k)
 	if (!k)
 		return;
 	np_unwinder_free(k->uw);
+	np_idx_free(&k->proc_idx);
+	np_idx_free(&k->obj_idx);
+	free(k->procs);
+	free(k->objs);
 	free(k);
 }

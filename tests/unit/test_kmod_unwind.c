@@ -15,7 +15,7 @@
 #include "check.h"
 #include "np_kmod_unwind.h"
 
-static int nr_loads, nr_sets, nr_refused;
+static int nr_loads, nr_sets, nr_refused, nr_drops;
 static uint32_t set_pid, set_nr;
 
 static int fake_ioctl(int fd, unsigned long req, void *arg)
@@ -29,6 +29,10 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		const struct nmiprof_uw_maps *m = arg;
 		const struct nmiprof_uw_map *v = (const void *)(uintptr_t)m->maps;
 
+		if (!m->nr) {		/* the process's set dropped */
+			nr_drops++;
+			return 0;
+		}
 		/* kmod/unwind_maps.c's checks (4-level paging's TASK_SIZE_MAX) */
 		for (uint32_t i = 0; i < m->nr; i++) {
 			if (v[i].start >= v[i].end || v[i].end > 0x7ffffffff000ULL ||
@@ -149,9 +153,68 @@ static void test_set_from_proc_maps(void)
 	CHECK(system(err) == 0);
 }
 
+static void exit_of(struct np_kmod_unwind *k, uint32_t pid)
+{
+	struct np_event ev = { .type = NP_EV_EXIT };
+
+	ev.task.pid = ev.task.tid = pid;
+	np_kmod_unwind_event(k, &ev);
+}
+
+/*
+ * Processes come and go: an EXIT drops a set and frees its entry, the
+ * others stay tracked (a change of theirs is sent), and past PROC_MAX
+ * (4096) processes the rest walk by frame pointers until one exits.
+ */
+static void test_exit_forgets(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX", err[256];
+	const uint32_t base = 1U << 22, n = 4096 + 50;
+	struct np_kmod_unwind *k;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	CHECK(len > 0);
+	exe[len > 0 ? len : 0] = '\0';
+	CHECK(mkdtemp(dir) != NULL);
+	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
+	CHECK(k != NULL, "%s", err);
+	if (!k)
+		return;
+	nr_sets = nr_drops = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		exec_of(k, base + i, 0x400000);
+		sample_of(k, base + i, 0x401000);
+	}
+	CHECK(nr_sets == 4096, "%d sets for %u processes", nr_sets, n);
+	/* Every other tracked process exits; the untracked ones get room. */
+	for (uint32_t i = 0; i < 4096; i += 2)
+		exit_of(k, base + i);
+	CHECK(nr_drops == 2048, "%d sets dropped", nr_drops);
+	nr_sets = 0;
+	for (uint32_t i = 4096; i < n; i++)
+		sample_of(k, base + i, 0x401000);
+	CHECK(nr_sets == 50, "%d sets once there was room", nr_sets);
+	/* The survivors are still known: an exec of each is sent. */
+	nr_sets = 0;
+	for (uint32_t i = 1; i < 4096; i += 2) {
+		sample_of(k, base + i, 0x401000);
+		exec_of(k, base + i, 0x500000);
+	}
+	CHECK(nr_sets == 0, "%d sets sent again unchanged", nr_sets);
+	np_kmod_unwind_flush(k);
+	CHECK(nr_sets == 2048, "%d of 2048 changed sets sent", nr_sets);
+	exit_of(k, base + 1);
+	exit_of(k, base + 1);
+	CHECK(nr_drops == 2049, "%d drops: an exit dropped twice", nr_drops);
+	np_kmod_unwind_free(k);
+	snprintf(err, sizeof(err), "rm -rf '%s'", dir);
+	CHECK(system(err) == 0);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_set_sent_at_first_sample),
 	NP_CASE(test_set_from_proc_maps),
+	NP_CASE(test_exit_forgets),
 	{ 0 }
 };
 
