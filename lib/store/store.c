@@ -858,7 +858,7 @@ int np_store_list(const char *dir, np_seg_fn fn, void *arg, np_warn_fn warn,
  */
 int np_store_dict_bytes(const char *dir, uint64_t *bytes, uint64_t *files)
 {
-	char pdir[4200], path[4300];
+	char pdir[4200];
 	struct dirent *d;
 	struct stat st;
 	uint64_t epoch;
@@ -872,8 +872,8 @@ int np_store_dict_bytes(const char *dir, uint64_t *bytes, uint64_t *files)
 	while ((d = readdir(dp))) {
 		if (dict_name(d->d_name, &epoch))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", pdir, d->d_name);
-		if (stat(path, &st) || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd(dp), d->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		*bytes += st.st_size;
 		(*files)++;
