@@ -23,7 +23,7 @@
 #include <perf/evlist.h>
 #include <perf/event.h>
 #include "perf_evl.h"
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 #include "np_unwind_walk.h"
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \

@@ -29,7 +29,7 @@
 #include "np_grow.h"
 #include "np_idx.h"
 #include "np_kmod_unwind.h"
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 
 /* Past these, processes and objects are walked by frame pointers. */
 #define PROC_MAX	4096		/* processes tracked */

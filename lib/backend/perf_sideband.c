@@ -24,7 +24,7 @@
 #include "perf_evl.h"
 #include "ordered.h"
 #include "np_clock.h"
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 
 #define SIDEBAND_PAGES	32
 /* side-band records end with sample_id {pid, tid}, {time} */

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 #include "np_unwind_walk.h"
 #include "np_crc32c.h"
 #include "np_fileio.h"

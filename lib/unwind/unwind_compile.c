@@ -17,7 +17,7 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 #include "np_crc32c.h"
 
 #define REG_RBP		6

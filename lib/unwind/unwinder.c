@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "np_clock.h"
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 #include "np_unwind_walk.h"
 #include "symbolizer.h"
 #include "np_symtab.h"

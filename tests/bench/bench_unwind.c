@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "np_clock.h"
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 
 #define MAX_OBJS 256
 
