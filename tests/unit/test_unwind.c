@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "check.h"
-#include "np_unwind.h"
+#include "np_unwind_impl.h"
 #include "np_unwind_walk.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -457,11 +457,15 @@ static void test_compile_and_cache(void)
 	close(fd);
 }
 
-int main(void)
+static const struct np_test_case cases[] = {
+	NP_CASE(test_validate),
+	NP_CASE(test_walk),
+	NP_CASE(test_fuzz),
+	NP_CASE(test_compile_and_cache),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	test_validate();
-	test_walk();
-	test_fuzz();
-	test_compile_and_cache();
-	return failures ? 1 : 0;
+	return np_test_main(argc, argv, cases);
 }
