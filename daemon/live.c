@@ -3,12 +3,13 @@
  * The live ring of per-second aggregates (see live.h).
  *
  * Slot i holds monotonic second sec with sec % nslots == i; a sample for
- * a newer second recycles the slot.  Each slot is an open-addressing
- * hash table of (stack, pid, cpu, comm) -> count.  Stacks are interned
+ * a newer second recycles the slot.  Each slot is a table of (stack,
+ * pid, cpu, comm) -> count, indexed by an np_idx.  Stacks are interned
  * in an np_stacktab (frames of dso, symbol, kernel; a symbol's offset
  * dropped, so a stack is a chain of functions, but an unnamed address
- * keeps its offset in the dso, as in every other view) and a key is a small integer: a slot
- * never holds strings, and a stack common to many seconds is stored once.
+ * keeps its offset in the dso, as in every other view) and a key is a
+ * small integer: a slot never holds strings, and a stack common to many
+ * seconds is stored once.
  *
  * Symbolizing every sample's addresses would cost more than the rest of
  * ingest together.  Two direct-mapped caches make a repeat cheap:
@@ -76,8 +77,10 @@ void npd_live_free(struct npd_live *l)
 {
 	if (!l)
 		return;
-	for (uint32_t i = 0; l->slots && i < l->nslots; i++)
+	for (uint32_t i = 0; l->slots && i < l->nslots; i++) {
 		free(l->slots[i].tab);
+		np_idx_free(&l->slots[i].idx);
+	}
 	free(l->slots);
 	free(l->cache);
 	free(l->scache);
@@ -105,7 +108,7 @@ uint32_t npd_live_seconds(const struct npd_live *l)
 /* What the budget counts: every second's table and the stack table. */
 static size_t npd_live_budgeted(const struct npd_live *l)
 {
-	return l->ents * sizeof(struct npd_live_ent) + np_stacktab_mem(l->frames);
+	return l->tab_bytes + np_stacktab_mem(l->frames);
 }
 
 size_t npd_live_mem(const struct npd_live *l)
@@ -116,10 +119,23 @@ size_t npd_live_mem(const struct npd_live *l)
 	       npd_live_budgeted(l);
 }
 
+/* A slot's table and index with room for cap keys (npd_live_grow). */
+static size_t npd_live_tab_mem(uint32_t cap)
+{
+	size_t idx = 64;	/* np_idx's smallest, load <= 1/2 */
+
+	if (!cap)
+		return 0;
+	while (idx < 2 * (size_t)cap)
+		idx *= 2;
+	return cap * sizeof(struct npd_live_ent) + idx * sizeof(uint64_t);
+}
+
 static void npd_live_drop(struct npd_live *l, struct npd_live_slot *s)
 {
 	free(s->tab);
-	l->ents -= s->cap;
+	np_idx_free(&s->idx);
+	l->tab_bytes -= npd_live_tab_mem(s->cap);
 	memset(s, 0, sizeof(*s));
 	s->sec = UINT64_MAX;
 }
@@ -170,8 +186,8 @@ static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
 	/* Shrink a table a burst left oversized, else just clear it. */
 	if (s->cap > NPD_LIVE_MIN_CAP && s->nr < s->cap / 8) {
 		npd_live_drop(l, s);
-	} else if (s->tab) {
-		memset(s->tab, 0, (size_t)s->cap * sizeof(*s->tab));
+	} else {
+		np_idx_clear(&s->idx);
 	}
 	s->sec = sec;
 	s->samples = s->lost = 0;
@@ -182,41 +198,39 @@ static struct npd_live_slot *npd_live_slot(struct npd_live *l, uint64_t sec)
 	return s;
 }
 
-static struct npd_live_ent *npd_live_find(struct npd_live_ent *tab, uint32_t cap,
+static struct npd_live_ent *npd_live_find(struct npd_live_slot *s, uint32_t h,
 					  const struct npd_live_ent *key)
 {
-	uint32_t i = npd_live_hash(key->stack, key->pid, key->cpu, key->comm) & (cap - 1);
+	uint32_t pos = np_idx_first(&s->idx, h), i;
 
-	for (;; i = (i + 1) & (cap - 1)) {
-		struct npd_live_ent *e = &tab[i];
+	while ((i = np_idx_next(&s->idx, h, &pos)) != NP_IDX_NONE) {
+		struct npd_live_ent *e = &s->tab[i];
 
-		if (!e->count)
-			return e;
 		if (e->stack == key->stack && e->pid == key->pid &&
 		    e->cpu == key->cpu && e->comm == key->comm)
 			return e;
 	}
+	return NULL;
 }
 
+/* Room for twice the keys, within the budget.  0, -ENOSPC or -ENOMEM. */
 static int npd_live_grow(struct npd_live *l, struct npd_live_slot *s)
 {
 	uint32_t cap = s->cap ? s->cap * 2 : NPD_LIVE_MIN_CAP;
+	size_t more = npd_live_tab_mem(cap) - npd_live_tab_mem(s->cap);
 	struct npd_live_ent *tab;
 
 	/* Room from the oldest seconds first: the newest matter most. */
-	while (npd_live_budgeted(l) + (size_t)(cap - s->cap) * sizeof(*tab) >
-	       l->budget)
+	while (npd_live_budgeted(l) + more > l->budget)
 		if (npd_live_drop_oldest(l, s->sec))
 			return -ENOSPC;
-	tab = calloc(cap, sizeof(*tab));
+	tab = realloc(s->tab, (size_t)cap * sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < s->cap; i++)
-		if (s->tab[i].count)
-			*npd_live_find(tab, cap, &s->tab[i]) = s->tab[i];
-	free(s->tab);
-	l->ents += cap - s->cap;
 	s->tab = tab;
+	if (np_idx_reserve(&s->idx, cap))
+		return -ENOMEM;	/* s->cap kept: the index fits it still */
+	l->tab_bytes += more;
 	s->cap = cap;
 	return 0;
 }
@@ -319,50 +333,37 @@ static void npd_live_reintern(struct npd_live *l)
 	for (uint32_t i = 0; i < l->nslots && !failed; i++) {
 		struct npd_live_slot *s = &l->slots[i];
 
-		for (uint32_t j = 0; j < s->cap && !failed; j++) {
+		for (uint32_t j = 0; j < s->nr && !failed; j++) {
 			struct npd_live_ent *e = &s->tab[j];
 			const char *comm;
 			unsigned int n;
 
-			if (!e->count)
-				continue;
 			n = np_stacktab_walk(l->frames, e->stack, fr, NPD_LIVE_MAX_DEPTH);
 			for (unsigned int k = 0; k < n; k++)
 				sy[k] = *fr[k];
-			/* Same ids in every slot, so the hash position is kept. */
 			e->stack = np_stacktab_stack(nt, sy, n);
 			comm = np_stacktab_str_get(l->frames, e->comm);
 			e->comm = np_stacktab_str(nt, comm, strlen(comm));
 			failed = e->stack == NP_ID_NONE || e->comm == NP_ID_NONE;
 		}
 	}
-	/*
-	 * Ids changed: hash positions in each slot table did too, so
-	 * re-insert each table's entries in place (grow cannot fail here:
-	 * same capacity).
-	 */
+	/* Ids changed, and so did their hashes: index each table anew. */
 	for (uint32_t i = 0; i < l->nslots && !failed; i++) {
 		struct npd_live_slot *s = &l->slots[i];
-		struct npd_live_ent *tab;
 
-		if (!s->cap)
-			continue;
-		tab = calloc(s->cap, sizeof(*tab));
-		if (!tab) {
-			failed = 1;
-			break;
+		np_idx_clear(&s->idx);
+		/* Cannot fail: the index has room for cap keys. */
+		for (uint32_t j = 0; j < s->nr; j++) {
+			const struct npd_live_ent *e = &s->tab[j];
+			uint32_t h = npd_live_hash(e->stack, e->pid, e->cpu,
+						   e->comm);
+
+			np_idx_insert(&s->idx, h, j);
 		}
-		for (uint32_t j = 0; j < s->cap; j++)
-			if (s->tab[j].count)
-				*npd_live_find(tab, s->cap, &s->tab[j]) = s->tab[j];
-		free(s->tab);
-		s->tab = tab;
 	}
 	if (failed) {
 		for (uint32_t i = 0; i < l->nslots; i++) {
-			if (l->slots[i].tab)
-				memset(l->slots[i].tab, 0,
-				       (size_t)l->slots[i].cap * sizeof(*l->slots[i].tab));
+			np_idx_clear(&l->slots[i].idx);
 			l->slots[i].nr = 0;
 		}
 		if (nt)
@@ -394,7 +395,9 @@ void npd_live_sample(struct npd_live *l, uint64_t sec,
 		     const struct np_ev_sample *smp)
 {
 	struct npd_live_slot *s = npd_live_slot(l, sec);
-	struct npd_live_ent key = { .pid = smp->pid, .cpu = smp->cpu }, *e;
+	struct npd_live_ent *e, key = { .pid = smp->pid, .cpu = smp->cpu,
+					.count = 1 };
+	uint32_t h;
 
 	if (!s)
 		return;
@@ -413,24 +416,19 @@ void npd_live_sample(struct npd_live *l, uint64_t sec,
 				   strnlen(smp->comm, NMIPROF_COMM_LEN - 1));
 	if (key.comm == NP_ID_NONE)
 		return;
-	if ((s->nr + 1) * 2 > s->cap) {
-		if (s->nr >= NPD_LIVE_MAX_KEYS || npd_live_grow(l, s))
-			goto full;
+	h = npd_live_hash(key.stack, key.pid, key.cpu, key.comm);
+	e = npd_live_find(s, h, &key);
+	if (e) {
+		e->count++;
+		return;
 	}
-	e = npd_live_find(s->tab, s->cap, &key);
-	if (!e->count) {
-		*e = key;
-		s->nr++;
-	}
-	e->count++;
-	return;
-full:
-	/* Still findable if the key already exists. */
-	if (s->cap) {
-		e = npd_live_find(s->tab, s->cap, &key);
-		if (e->count)
-			e->count++;
-	}
+	/* Past the keys of a second or the budget: counted, unkeyed. */
+	if (s->nr == s->cap &&
+	    (s->nr >= NPD_LIVE_MAX_KEYS || npd_live_grow(l, s)))
+		return;
+	/* Cannot fail: the index has room for cap keys. */
+	np_idx_insert(&s->idx, h, s->nr);
+	s->tab[s->nr++] = key;
 }
 
 void npd_live_lost(struct npd_live *l, uint64_t sec, uint64_t lost)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "live.h"
+#include "np_idx.h"
 #include "resolve.h"
 #include "stacktab.h"
 
@@ -25,14 +26,15 @@ _Static_assert(2 * NMIPROF_MAX_FRAMES + 1 <= NPD_LIVE_MAX_DEPTH,
 struct npd_live_ent {
 	uint32_t stack, pid, cpu;
 	uint32_t comm;		/* string id in npd_live.frames */
-	uint32_t count;		/* 0: empty */
+	uint32_t count;
 };
 
 struct npd_live_slot {
 	uint64_t sec;		/* UINT64_MAX: never used */
 	uint64_t samples, lost;	/* every sample, including unkeyed ones */
 	uint32_t cap, nr;
-	struct npd_live_ent *tab;
+	struct npd_live_ent *tab;	/* nr keys, room for cap */
+	struct np_idx idx;		/* over tab[], room for cap keys */
 };
 
 struct npd_live_cached {
@@ -53,7 +55,7 @@ struct npd_live_scached {
 struct npd_live {
 	uint32_t nslots;
 	struct npd_live_slot *slots;
-	size_t ents;		/* table entries held by all slots */
+	size_t tab_bytes;	/* all slots' tables and indexes */
 	struct np_stacktab *frames;	/* frames, comms, the stacks' call trie */
 	size_t budget;			/* tables + stack table, bytes */
 	size_t rebuild_at;		/* stack table bytes that trigger a rebuild */

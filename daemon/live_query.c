@@ -118,10 +118,10 @@ static int64_t npd_live_window(struct npd_live *l, uint64_t now_sec,
 			oldest = s->sec;
 		*samples += s->samples;
 		*lost += s->lost;
-		for (uint32_t j = 0; j < s->cap; j++) {
+		for (uint32_t j = 0; j < s->nr; j++) {
 			const struct npd_live_ent *e = &s->tab[j];
 
-			if (!e->count || !npd_live_match(l, pid, cpu, comm, e))
+			if (!npd_live_match(l, pid, cpu, comm, e))
 				continue;
 			*matched += e->count;
 			if (fn(e, arg))

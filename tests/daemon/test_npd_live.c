@@ -8,6 +8,7 @@
  * reply through the wire codec and client, and that reply as top's view
  * (rows per pid and comm, children, callers and callees).  A fake symbolizer names addresses and counts calls.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,10 +275,20 @@ static void test_many_keys(void)
 	npd_live_free(l);
 }
 
+/* Heap bytes in use now (glibc's count; 0 under the sanitizers). */
+static size_t heap_used(void)
+{
+	struct mallinfo2 m = mallinfo2();
+
+	return NP_TEST_SANITIZED ? 0 : m.uordblks + m.hblkhd;	/* + mmap'ed */
+}
+
 static void test_memory_budget(void)
 {
+	size_t heap0 = heap_used();
 	struct npd_live *l = npd_live_new(60, fake_symbolize, NULL);
 	struct np_ctl_top t;
+	size_t heap;
 
 	/*
 	 * 20000 processes in one kernel function, a minute long: 75 MiB of
@@ -288,6 +299,12 @@ static void test_memory_budget(void)
 		for (uint32_t i = 0; i < 20000; i++)
 			sample1(l, sec, 0, 1000 + i, "storm", KADDR(2), 1);
 	CHECK(npd_live_mem(l) < 5u << 20);
+	/* What it counts is what it holds (malloc's overhead aside). */
+	heap = heap_used() - heap0;
+	CHECK(NP_TEST_SANITIZED ||
+	      (npd_live_mem(l) < heap + heap / 16 &&
+	       heap < npd_live_mem(l) + npd_live_mem(l) / 16),
+	      "%zu bytes counted, %zu held", npd_live_mem(l), heap);
 	t = top(l, 60, 60, -1, -1, NULL, NP_CTL_SORT_COMM, 10);
 	CHECK(t.secs >= 2 && t.secs < 60);
 	CHECK(t.samples == t.secs * 20000ULL && t.matched == t.samples);
