@@ -14,6 +14,7 @@
 #include "symbolizer.h"
 #include "np_symtab.h"
 #include "np_clock.h"
+#include "np_hash.h"
 #include "np_unwind.h"
 
 /*
@@ -37,10 +38,10 @@ struct np_symbolizer {
 	unsigned int dso_mark;		/* np_dso_cache_sweep */
 };
 
-/* FNV-1a over each loaded module's name and address: changes on (un)load. */
+/* A hash of each loaded module's name and address: changes on (un)load. */
 static uint64_t modules_hash(void)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 1;	/* 0: no /proc/modules */
 	char line[512], name[128], addr[32];
 	FILE *f = fopen("/proc/modules", "r");
 
@@ -50,10 +51,8 @@ static uint64_t modules_hash(void)
 		/* name size refcount deps state address */
 		if (sscanf(line, "%127s %*s %*s %*s %*s %31s", name, addr) != 2)
 			continue;
-		for (const char *p = name; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		for (const char *p = addr; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = np_hash_add(np_hash_add(h, np_hash_str(name)),
+				np_hash_str(addr));
 	}
 	fclose(f);
 	return h;
