@@ -85,6 +85,30 @@ static void sample_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip)
 	np_kmod_unwind_event(k, &ev);
 }
 
+/* An unwinder over the fake device, its cache in dir (a mkdtemp template). */
+static struct np_kmod_unwind *unwind_new(char *dir)
+{
+	struct np_kmod_unwind *k;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char err[256];
+
+	CHECK(n > 0);
+	exe[n > 0 ? n : 0] = '\0';
+	CHECK(mkdtemp(dir) != NULL);
+	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
+	CHECK(k != NULL, "%s", err);
+	return k;
+}
+
+static void unwind_free(struct np_kmod_unwind *k, const char *dir)
+{
+	char cmd[64];
+
+	np_kmod_unwind_free(k);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 /*
  * The set goes when the sample that asks for it is handed over, before
  * the consumer's work on the rest of the drain: sent only at the drain's
@@ -93,16 +117,10 @@ static void sample_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip)
  */
 static void test_set_sent_at_first_sample(void)
 {
-	char dir[] = "/tmp/np_kmod_unwind.XXXXXX", err[256];
-	struct np_kmod_unwind *k;
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
+	struct np_kmod_unwind *k = unwind_new(dir);
 	uint32_t pid = getpid();
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	CHECK(n > 0);
-	exe[n > 0 ? n : 0] = '\0';
-	CHECK(mkdtemp(dir) != NULL);
-	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
-	CHECK(k != NULL, "%s", err);
 	if (!k)
 		return;
 
@@ -123,10 +141,7 @@ static void test_set_sent_at_first_sample(void)
 	sample_of(k, pid, 0x501000);
 	CHECK(nr_sets == 2, "%d sets after the exec's first sample", nr_sets);
 	CHECK(nr_loads >= 1, "no table loaded");
-
-	np_kmod_unwind_free(k);
-	snprintf(err, sizeof(err), "rm -rf '%s'", dir);
-	CHECK(system(err) == 0);
+	unwind_free(k, dir);
 }
 
 /*
@@ -135,22 +150,17 @@ static void test_set_sent_at_first_sample(void)
  */
 static void test_set_from_proc_maps(void)
 {
-	char dir[] = "/tmp/np_kmod_unwind.XXXXXX", err[256];
-	struct np_kmod_unwind *k;
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
+	struct np_kmod_unwind *k = unwind_new(dir);
 
 	nr_sets = nr_refused = 0;
-	CHECK(mkdtemp(dir) != NULL);
-	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
-	CHECK(k != NULL, "%s", err);
 	if (!k)
 		return;
 	sample_of(k, getpid(), (uintptr_t)test_set_from_proc_maps);
 	np_kmod_unwind_flush(k);
 	CHECK(nr_sets == 1 && nr_refused == 0 && set_nr > 0,
 	      "%d sets, %d refused by the module's checks", nr_sets, nr_refused);
-	np_kmod_unwind_free(k);
-	snprintf(err, sizeof(err), "rm -rf '%s'", dir);
-	CHECK(system(err) == 0);
+	unwind_free(k, dir);
 }
 
 static void exit_of(struct np_kmod_unwind *k, uint32_t pid)
@@ -168,16 +178,10 @@ static void exit_of(struct np_kmod_unwind *k, uint32_t pid)
  */
 static void test_exit_forgets(void)
 {
-	char dir[] = "/tmp/np_kmod_unwind.XXXXXX", err[256];
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
 	const uint32_t base = 1U << 22, n = 4096 + 50;
-	struct np_kmod_unwind *k;
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct np_kmod_unwind *k = unwind_new(dir);
 
-	CHECK(len > 0);
-	exe[len > 0 ? len : 0] = '\0';
-	CHECK(mkdtemp(dir) != NULL);
-	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
-	CHECK(k != NULL, "%s", err);
 	if (!k)
 		return;
 	nr_sets = nr_drops = 0;
@@ -206,9 +210,7 @@ static void test_exit_forgets(void)
 	exit_of(k, base + 1);
 	exit_of(k, base + 1);
 	CHECK(nr_drops == 2049, "%d drops: an exit dropped twice", nr_drops);
-	np_kmod_unwind_free(k);
-	snprintf(err, sizeof(err), "rm -rf '%s'", dir);
-	CHECK(system(err) == 0);
+	unwind_free(k, dir);
 }
 
 static const struct np_test_case cases[] = {
