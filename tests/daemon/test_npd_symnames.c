@@ -43,40 +43,59 @@ static uint64_t kernel_pfx(char *name, size_t len)
 	return addr;
 }
 
-int main(void)
+static struct np_symbolizer *symbolizer(void)
+{
+	char err[256];
+	struct np_symbolizer *s = np_symbolizer_new(err, sizeof(err));
+
+	CHECK(s != NULL, "symbolizer: %s", err);
+	return s;
+}
+
+/* An untyped, size-less label in code is a name. */
+static void test_label(void)
 {
 	uint64_t ip = (uint64_t)(uintptr_t)&npd_test_label + 1;
+	struct np_symbolizer *s = symbolizer();
+	struct np_sym sym;
+
+	if (!s)
+		return;
+	np_symbolize(s, (uint32_t)getpid(), ip, 0, &sym);
+	CHECK(sym.name && !strcmp(sym.name, "npd_test_label") && sym.offset == 1,
+	      "got %s+0x%" PRIx64, sym.name ? sym.name : "(none)", sym.offset);
+	np_symbolizer_free(s);
+}
+
+/* The kernel's __pfx_ padding is never a name. */
+static void test_pfx(void)
+{
 	struct np_symbolizer *s;
 	struct np_sym sym;
-	char err[256], pfx[256];
-	uint64_t kip;
+	char pfx[256];
+	uint64_t kip = kernel_pfx(pfx, sizeof(pfx));
 
-	s = np_symbolizer_new(err, sizeof(err));
-	if (!s) {
-		fprintf(stderr, "symbolizer: %s\n", err);
-		return 1;
-	}
-	np_symbolize(s, (uint32_t)getpid(), ip, 0, &sym);
-	CHECK(sym.name && !strcmp(sym.name, "npd_test_label") && sym.offset == 1);
-	if (!sym.name || strcmp(sym.name, "npd_test_label"))
-		fprintf(stderr, "label: got %s+0x%" PRIx64 "\n",
-			sym.name ? sym.name : "(none)", sym.offset);
-
-	kip = kernel_pfx(pfx, sizeof(pfx));
-	if (kip) {
-		np_symbolize(s, (uint32_t)getpid(), kip + 4, 1, &sym);
-		CHECK(!sym.name || strncmp(sym.name, "__pfx_", 6));
-		if (sym.name && !strncmp(sym.name, "__pfx_", 6))
-			fprintf(stderr, "%s+4: named %s\n", pfx, sym.name);
-	} else {
+	if (!kip) {
 		printf("no __pfx_ symbols with addresses in /proc/kallsyms: "
 		       "that part not checked\n");
+		return;
 	}
+	s = symbolizer();
+	if (!s)
+		return;
+	np_symbolize(s, (uint32_t)getpid(), kip + 4, 1, &sym);
+	CHECK(!sym.name || strncmp(sym.name, "__pfx_", 6), "%s+4: named %s",
+	      pfx, sym.name);
 	np_symbolizer_free(s);
-	if (failures) {
-		fprintf(stderr, "test_npd_symnames: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_npd_symnames: all checks passed\n");
-	return 0;
+}
+
+static const struct np_test_case cases[] = {
+	NP_CASE(test_label),
+	NP_CASE(test_pfx),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return np_test_main(argc, argv, cases);
 }
