@@ -65,7 +65,7 @@ gen() {
 SELECT toDateTime($T0 + s * 60) AS time, concat('host-', toString(h)) AS host,
   cityHash64(h, s) AS batch, toUInt32(2000 + idx % 60) AS pid,
   toUInt32(cityHash64(n, 1) % 2) AS cpu, concat('server-', toString(idx % 12)) AS comm,
-  cityHash64(idx) AS stack, 1 + cityHash64(n, 2) % 78 AS count
+  cityHash64(idx) AS stack, toUInt64(1 + cityHash64(n, 2) % 78) AS count
 FROM (SELECT number AS n, intDiv(n, $SLICES * $ROWS) AS h,
   intDiv(n, $ROWS) % $SLICES AS s,
   toUInt64(pow((cityHash64(n) % 1000000) / 1000000, 2) * $POOL) AS idx
