@@ -41,12 +41,19 @@ rc=$?
 [ $fail -eq 0 ] && echo "ok   bad sizes, the kmod backend and --daemon refuse -m (exit 1)"
 
 # The size asked for is the size mapped: 512K is 128 data pages + 1.
-"$NMIPROF" record --backend perf -a -m 512K -d 3 -o ring.nmp >out.txt 2>err.txt &
+# The maps are read once the rings are there (a slow start, under ASan on
+# a loaded machine, took over the 1.5 s once waited here).
+"$NMIPROF" record --backend perf -a -m 512K -d 4 -o ring.nmp >out.txt 2>err.txt &
 RPID=$!
-sleep 1.5
-SIZES=$(grep perf_event "/proc/$RPID/maps" 2>/dev/null | cut -d' ' -f1 |
-	while IFS=- read -r lo hi; do echo $(((0x$hi - 0x$lo) / 4096)); done |
-	sort -u | tr '\n' ' ')
+i=0
+SIZES=
+while [ -z "$SIZES" ] && [ $i -lt 35 ] && kill -0 $RPID 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+	SIZES=$(grep perf_event "/proc/$RPID/maps" 2>/dev/null | cut -d' ' -f1 |
+		while IFS=- read -r lo hi; do echo $(((0x$hi - 0x$lo) / 4096)); done |
+		sort -u | tr '\n' ' ')
+done
 wait $RPID
 rc=$?
 case $rc in
