@@ -42,14 +42,10 @@
 /*
  * Bytes of user stack np_uwin_fill() copies at once.  Every
  * copy_from_user_nmi() call pays a fixed price (access_ok,
- * nmi_uaccess_okay, pagefault_disable/enable, the copy routine's setup),
- * and a caller's frame is usually within a few hundred bytes of its
- * callee's, so one copy serves several frames.  Measured under QEMU icount
- * (tests/qemu/scenarios/bench_kmod.sh, 32 frames of 16 bytes), the
- * handler went from ~6,200 instructions per sample with one 16-byte copy
- * per frame to 5,318, 5,188 and 5,123 with 128, 256 and 512-byte windows:
- * 256 gets nearly all of the gain while copying less that a program with
- * large frames would not use.
+ * nmi_uaccess_okay, pagefault_disable/enable, the copy's setup), and a
+ * caller's frame is usually within a few hundred bytes of its callee's,
+ * so one copy serves several frames.  256 got nearly all of the gain in
+ * bench_kmod without copying much that large frames would not use.
  */
 #define NP_UWIN_BYTES		256
 
