@@ -12,6 +12,11 @@
 #    that UART (put in loopback, it receives whatever is sent).
 # @smp 4
 # @timeout 90
+# The kthread must run on CPU 2 during the lockup.  Under TCG the kernel
+# may mark the TSC unstable at any time; the clocksource switch then
+# runs stop_machine(), which holds CPUs 0-2 until the spinning CPU 3
+# joins, after the report (seen on 6.12: the NMI waited 5 s in vain).
+# @cmdline tsc=reliable
 # @modules nmiprof_lockup nmiprof_uartcons
 # @files tests/qemu/modules/lockup/lockup_lib.sh:/bench/lockup_lib.sh
 # Reports here go out without the port lock while the console writes, so
