@@ -63,6 +63,18 @@ void np_stacktab_frame_strs(const struct np_stacktab *st, uint32_t id,
 			    uint32_t *dso_id, uint32_t *name_id);
 uint32_t np_stacktab_nr_frames(const struct np_stacktab *st);
 /*
+ * Build-ids are kept per object (dso string), not per frame: a frame's
+ * np_sym.build_id is its dso's.  np_stacktab_frame() sets it from
+ * f->build_id (the latest one seen wins: a library replaced at the same
+ * path).  np_stacktab_set_build_id() sets dso's to string bid
+ * (NP_ID_NONE: none) and np_stacktab_sync_build_ids() then brings the
+ * frames up to date (one pass, after a batch of sets).
+ */
+int np_stacktab_set_build_id(struct np_stacktab *st, uint32_t dso,
+			     uint32_t bid);
+uint32_t np_stacktab_build_id(const struct np_stacktab *st, uint32_t dso);
+void np_stacktab_sync_build_ids(struct np_stacktab *st);
+/*
  * The outermost run of unmapped user frames of a stack folds into the one
  * frame np_stacktab_unmapped_run() (symbolizer.h); the innermost frame is
  * always kept.  np_stacktab_frame_unmapped() tells such a frame (an

@@ -32,6 +32,7 @@ struct np_sym {
 	const char *name;	/* symbol, or NULL when unknown */
 	uint64_t offset;	/* from symbol start, or from dso start when name == NULL */
 	int kernel;		/* 1 for kernel frames: shown as [k], else [.] */
+	const char *build_id;	/* the object's GNU build-id in hex, or NULL */
 };
 
 /* An unnamed user frame in no executable mapping (see above). */

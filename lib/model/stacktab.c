@@ -13,6 +13,7 @@
 struct st_str {
 	const char *p;
 	uint32_t len;
+	uint32_t bid;		/* an object's build-id string, NP_ID_NONE */
 };
 
 struct st_frame {
@@ -52,6 +53,7 @@ struct np_stacktab {
 	uint32_t nr_branch, cap_branch;
 	struct np_idx32 node_idx;	/* over branch[] positions */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
+	int bid_stale;			/* frames' build_id to be redone */
 	uint64_t gen;			/* see np_stacktab_gen() */
 };
 
@@ -154,6 +156,7 @@ void np_stacktab_clear(struct np_stacktab *st)
 	np_idx_clear(&st->str_idx);
 	np_idx_clear(&st->frame_idx);
 	np_idx32_clear(&st->node_idx);
+	st->bid_stale = 0;
 	st_init(st);	/* cannot fail: capacity and index slots remain */
 	st->gen = st_next_gen();
 }
@@ -196,6 +199,7 @@ uint32_t np_stacktab_str(struct np_stacktab *st, const char *s, size_t len)
 		return NP_ID_NONE;
 	st->strs[id].p = p;
 	st->strs[id].len = (uint32_t)len;
+	st->strs[id].bid = NP_ID_NONE;
 	st->nr_strs++;
 	return id;
 }
@@ -245,8 +249,39 @@ uint32_t np_stacktab_frame_ids(struct np_stacktab *st, uint32_t dso,
 	f->sym.name = name == NP_ID_NONE ? NULL : st->strs[name].p;
 	f->sym.offset = offset;
 	f->sym.kernel = !!kernel;
+	f->sym.build_id = st->strs[dso].bid == NP_ID_NONE ? NULL :
+			  st->strs[st->strs[dso].bid].p;
 	st->nr_frames++;
 	return id;
+}
+
+int np_stacktab_set_build_id(struct np_stacktab *st, uint32_t dso,
+			     uint32_t bid)
+{
+	if (dso >= st->nr_strs || (bid != NP_ID_NONE && bid >= st->nr_strs))
+		return -1;
+	if (st->strs[dso].bid != bid) {
+		st->strs[dso].bid = bid;
+		st->bid_stale = 1;
+	}
+	return 0;
+}
+
+uint32_t np_stacktab_build_id(const struct np_stacktab *st, uint32_t dso)
+{
+	return dso < st->nr_strs ? st->strs[dso].bid : NP_ID_NONE;
+}
+
+void np_stacktab_sync_build_ids(struct np_stacktab *st)
+{
+	if (!st->bid_stale)
+		return;
+	for (uint32_t i = 0; i < st->nr_frames; i++) {
+		uint32_t b = st->strs[st->frames[i].dso].bid;
+
+		st->frames[i].sym.build_id = b == NP_ID_NONE ? NULL : st->strs[b].p;
+	}
+	st->bid_stale = 0;
 }
 
 uint32_t np_stacktab_frame(struct np_stacktab *st, const struct np_sym *f)
@@ -257,6 +292,18 @@ uint32_t np_stacktab_frame(struct np_stacktab *st, const struct np_sym *f)
 
 	if (dso == NP_ID_NONE)
 		return NP_ID_NONE;
+	/* Once per object: compared, interned only when it changes. */
+	if (f->build_id && *f->build_id) {
+		uint32_t b = st->strs[dso].bid;
+
+		if (b == NP_ID_NONE || strcmp(st->strs[b].p, f->build_id)) {
+			b = np_stacktab_str(st, f->build_id, strlen(f->build_id));
+			if (b == NP_ID_NONE)
+				return NP_ID_NONE;
+			np_stacktab_set_build_id(st, dso, b);
+			np_stacktab_sync_build_ids(st);
+		}
+	}
 	if (f->name) {
 		name = np_stacktab_str(st, f->name, strlen(f->name));
 		if (name == NP_ID_NONE)

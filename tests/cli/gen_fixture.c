@@ -24,9 +24,9 @@
 #define T0	1767225600000000000ULL	/* 2026-01-01 00:00:00 UTC */
 #define MIN	60000000000ULL
 
-#define U(name)	{ "/usr/bin/app", name, 0x10, 0 }
-#define L(name)	{ "/usr/lib/libc.so.6", name, 0x20, 0 }
-#define K(name)	{ "[kernel.kallsyms]", name, 0x30, 1 }
+#define U(name)	{ "/usr/bin/app", name, 0x10, 0, NULL }
+#define L(name)	{ "/usr/lib/libc.so.6", name, 0x20, 0, NULL }
+#define K(name)	{ "[kernel.kallsyms]", name, 0x30, 1, NULL }
 
 struct stk {
 	uint32_t pid, cpu;
@@ -49,7 +49,7 @@ static const struct stk slice2[] = {
 	{ 100, 0, "app", 30, 4, { U("compute"), U("work"), U("main"), L("__libc_start_main") } },
 	{ 200, 1, "db;writer", 25, 3, { U("std::vector<int>::push_back"), U("main"),
 				       L("__libc_start_main") } },
-	{ 200, 1, "db;writer", 8, 2, { { "/usr/bin/app", NULL, 0x4f2a, 0 }, U("main") } },
+	{ 200, 1, "db;writer", 8, 2, { { "/usr/bin/app", NULL, 0x4f2a, 0, NULL }, U("main") } },
 	{ 0, 0, "swapper/0", 12, 2, { K("default_idle"), K("cpu_startup_entry") } },
 	/* compute reached a second way: two call chains, two callers */
 	{ 100, 1, "app", 6, 4, { U("compute"), U("parse"), U("main"), L("__libc_start_main") } },
@@ -76,9 +76,9 @@ static int write_store(const char *dir, struct np_agg *a)
 		0xffffffff81a00010ULL, 0xffffffff81a00120ULL, 0xffffffff81000230ULL,
 	};
 	static const struct np_sym syms[] = {
-		{ "[kernel.kallsyms]", "spin_forever", 0x10, 1 },
-		{ "[kernel.kallsyms]", "stuck_ioctl", 0x20, 1 },
-		{ NULL, NULL, 0xffffffff81000230ULL, 1 },
+		{ "[kernel.kallsyms]", "spin_forever", 0x10, 1, NULL },
+		{ "[kernel.kallsyms]", "stuck_ioctl", 0x20, 1, NULL },
+		{ NULL, NULL, 0xffffffff81000230ULL, 1, NULL },
 	};
 	struct np_ev_lockup l = {
 		.time_ns = 5000000000ULL, .stuck_ns = 10500000000ULL,

@@ -34,16 +34,16 @@ static void test_frames_and_stacks(void)
 {
 	struct np_stacktab *st = np_stacktab_new();
 	struct np_sym s1[] = {	/* innermost first */
-		{ "[kernel.kallsyms]", "copy_page", 0x10, 1 },
-		{ "/usr/bin/app", "work", 0x20, 0 },
-		{ "/usr/bin/app", "main", 0x30, 0 },
+		{ "[kernel.kallsyms]", "copy_page", 0x10, 1, NULL },
+		{ "/usr/bin/app", "work", 0x20, 0, NULL },
+		{ "/usr/bin/app", "main", 0x30, 0, NULL },
 	};
 	struct np_sym s2[] = {
-		{ "/usr/bin/app", NULL, 0x1234, 0 },	/* unnamed frame */
-		{ "/usr/bin/app", "work", 0x20, 0 },
-		{ "/usr/bin/app", "main", 0x30, 0 },
+		{ "/usr/bin/app", NULL, 0x1234, 0, NULL },	/* unnamed frame */
+		{ "/usr/bin/app", "work", 0x20, 0, NULL },
+		{ "/usr/bin/app", "main", 0x30, 0, NULL },
 	};
-	struct np_sym kuser = { "/usr/bin/app", "work", 0x20, 1 };
+	struct np_sym kuser = { "/usr/bin/app", "work", 0x20, 1, NULL };
 	const struct np_sym *out[8];
 	uint32_t a, b, a2, nodes;
 	unsigned int n;
@@ -67,7 +67,7 @@ static void test_frames_and_stacks(void)
 	CHECK(np_stacktab_frame(st, &kuser) != np_stacktab_frame(st, &s1[1]));
 	/* NULL dso reads as [unknown] */
 	{
-		struct np_sym u = { NULL, NULL, 5, 0 };
+		struct np_sym u = { NULL, NULL, 5, 0, NULL };
 		uint32_t f = np_stacktab_frame(st, &u);
 
 		CHECK(!strcmp(np_stacktab_frame_get(st, f)->dso, "[unknown]"));
@@ -102,7 +102,7 @@ static void test_many(void)
 				snprintf(names[d], sizeof(names[d]), "f%d",
 					 d >= 10 ? i * 31 + d : d);
 				f[19 - d] = (struct np_sym){ "/bin/x", names[d],
-							     (uint64_t)d, 0 };
+							     (uint64_t)d, 0, NULL };
 			}
 			if (!round)
 				ids[i] = np_stacktab_stack(st, f, 20);
@@ -150,7 +150,7 @@ static void test_trie_model(void)
 	for (int round = 0; round < 2; round++) {
 		n = 1;
 		for (int i = 0; i < 8; i++) {
-			struct np_sym s = { "/bin/x", NULL, (uint64_t)i, 0 };
+			struct np_sym s = { "/bin/x", NULL, (uint64_t)i, 0, NULL };
 
 			CHECK(np_stacktab_frame(st, &s) == (uint32_t)i);
 		}
@@ -195,7 +195,7 @@ static void test_trie_model(void)
 	 */
 	np_stacktab_clear(st);
 	for (int i = 0; i < 8; i++) {
-		struct np_sym s = { "/bin/x", NULL, (uint64_t)i, 0 };
+		struct np_sym s = { "/bin/x", NULL, (uint64_t)i, 0, NULL };
 
 		np_stacktab_frame(st, &s);
 	}
@@ -214,11 +214,49 @@ static void test_trie_model(void)
 	np_stacktab_free(st);
 }
 
+/* A build-id is the object's: every frame of the dso carries it. */
+static void test_build_ids(void)
+{
+	struct np_stacktab *st = np_stacktab_new();
+	struct np_sym a = { "/lib/libc.so.6", "memcpy", 0x10, 0, "aa01" };
+	struct np_sym b = { "/lib/libc.so.6", "write", 0x20, 0, NULL };
+	struct np_sym k = { "[kernel.kallsyms]", "schedule", 0x30, 1, NULL };
+	uint32_t fa, fb, fk, dso, bid;
+
+	fb = np_stacktab_frame(st, &b);		/* seen before the build-id */
+	CHECK(np_stacktab_frame_get(st, fb)->build_id == NULL);
+	fa = np_stacktab_frame(st, &a);
+	fk = np_stacktab_frame(st, &k);
+	CHECK(!strcmp(np_stacktab_frame_get(st, fa)->build_id, "aa01"));
+	CHECK(!strcmp(np_stacktab_frame_get(st, fb)->build_id, "aa01"));
+	CHECK(np_stacktab_frame_get(st, fk)->build_id == NULL);
+	/* the same object again: the same string, no new one */
+	bid = np_stacktab_nr_strs(st);
+	CHECK(np_stacktab_frame(st, &a) == fa && np_stacktab_nr_strs(st) == bid);
+	/* replaced at the same path: the latest wins, for every frame */
+	a.build_id = "bb02";
+	CHECK(np_stacktab_frame(st, &a) == fa);
+	CHECK(!strcmp(np_stacktab_frame_get(st, fb)->build_id, "bb02"));
+	np_stacktab_frame_strs(st, fa, &dso, &bid);
+	bid = np_stacktab_build_id(st, dso);
+	CHECK(bid != NP_ID_NONE && !strcmp(np_stacktab_str_get(st, bid), "bb02"));
+	/* set by id (readers): frames follow after the sync */
+	CHECK(np_stacktab_set_build_id(st, dso, NP_ID_NONE) == 0);
+	np_stacktab_sync_build_ids(st);
+	CHECK(np_stacktab_frame_get(st, fa)->build_id == NULL);
+	CHECK(np_stacktab_set_build_id(st, 100000, bid) == -1);
+	np_stacktab_clear(st);
+	fb = np_stacktab_frame(st, &b);
+	CHECK(np_stacktab_frame_get(st, fb)->build_id == NULL);
+	np_stacktab_free(st);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_trie_model),
 	NP_CASE(test_strings),
 	NP_CASE(test_frames_and_stacks),
 	NP_CASE(test_many),
+	NP_CASE(test_build_ids),
 	{ 0 }
 };
 

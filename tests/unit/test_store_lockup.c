@@ -30,9 +30,9 @@ static void test_roundtrip(void)
 	uint64_t frames[3] = { 0xffffffff81001010, 0xffffffff81002020,
 			       0xffffffff81003030 };
 	struct np_sym syms[3] = {
-		{ "[kernel.kallsyms]", "native_queued_spin_lock_slowpath", 0x10, 1 },
-		{ "[kernel.kallsyms]", "_raw_spin_lock", 0x20, 1 },
-		{ "[nmiprof_test]", NULL, 0x3030, 1 },
+		{ "[kernel.kallsyms]", "native_queued_spin_lock_slowpath", 0x10, 1, NULL },
+		{ "[kernel.kallsyms]", "_raw_spin_lock", 0x20, 1, NULL },
+		{ "[nmiprof_test]", NULL, 0x3030, 1, NULL },
 	};
 	struct np_ev_lockup l = { 0 };
 	struct np_lockup_rec *r = NULL;
