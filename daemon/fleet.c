@@ -97,6 +97,8 @@ struct npd_fleet {
 	uint64_t backoff_ns, next_try_ns;	/* CLOCK_MONOTONIC */
 	int cursor_loaded;
 	int need_check;			/* ask the server before sending */
+	int need_columns;		/* ask which columns frames has */
+	int build_ids;			/* frames has build_id */
 };
 
 /* ---- stacks the server has -------------------------------------------- */
@@ -326,6 +328,7 @@ static int fleet_connect(struct npd_fleet *f)
 	if (url_changed)
 		fleet_forget_known(f);
 	f->need_check = 1;
+	f->need_columns = 1;
 	np_info("fleet: exporting slices to %s as host '%s'%s%s", f->url,
 		f->host_label, f->tc.labels[0] ? ", labels " : "", f->tc.labels);
 	return 0;
@@ -486,6 +489,7 @@ static int fleet_add(struct npd_fleet *f, struct np_store_reader *rd,
 	if (s->start_ns / NS_PER_SEC / FLEET_KNOWN_PERIOD_S != f->known_period) {
 		f->known_period = s->start_ns / NS_PER_SEC / FLEET_KNOWN_PERIOD_S;
 		fleet_forget_known(f);
+		f->need_columns = 1;
 	}
 	sl.host = f->host_label;
 	sl.labels = f->tc.labels;
@@ -601,6 +605,23 @@ static void fleet_pass(struct npd_fleet *f)
 	pthread_mutex_lock(&f->lock);
 	f->backlog = f->pending.n;
 	pthread_mutex_unlock(&f->lock);
+	/*
+	 * A server whose schema predates frames.build_id takes frames
+	 * without it (until `cluster init` adds it: asked again after each
+	 * failure and every hour).
+	 */
+	if (f->need_columns && f->pending.n) {
+		char err[512];
+		int has = np_fleet_has_column(f->ch, "frames", "build_id", err,
+					      sizeof(err));
+
+		if (has < 0) {
+			fleet_failed(f, err);
+			return;
+		}
+		f->build_ids = has;
+		f->need_columns = 0;
+	}
 	rd = np_store_reader_open(f->tc.store_dir);
 	if (!rd) {
 		fleet_failed(f, "out of memory");
@@ -633,6 +654,7 @@ static void fleet_pass(struct npd_fleet *f)
 			held = 0;
 		}
 		np_fleet_rows_reset(&f->rows);
+		f->rows.build_ids = f->build_ids;
 		for (; j < f->pending.n && j - i < FLEET_BATCH_SLICES &&
 		       f->rows.samples.len < FLEET_BATCH_BYTES; j++) {
 			ret = fleet_add(f, rd, &f->pending.v[j], &samples);
@@ -655,6 +677,7 @@ static void fleet_pass(struct npd_fleet *f)
 			if (np_fleet_insert(f->ch, &f->rows, err, sizeof(err))) {
 				fleet_failed(f, err);
 				f->need_check = 1;
+				f->need_columns = 1;
 				failed = 1;
 				break;
 			}

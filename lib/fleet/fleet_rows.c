@@ -19,7 +19,8 @@
 
 /*
  * Same frame, same hash, on every host: what the row shows (kernel flag,
- * object, function, offset) and nothing local (addresses, pids).
+ * object, function, offset, build-id) and nothing local (addresses,
+ * pids).  No build-id: the hash of the first schema's frames.
  */
 static uint64_t frame_hash(const struct np_sym *f, uint64_t h)
 {
@@ -29,7 +30,10 @@ static uint64_t frame_hash(const struct np_sym *f, uint64_t h)
 
 	h = np_hash_bytes(dso, strlen(dso) + 1, h);
 	h = np_hash_bytes(name, strlen(name) + 1, h);
-	return np_hash_bytes(w, sizeof(w), h);
+	h = np_hash_bytes(w, sizeof(w), h);
+	if (f->build_id && *f->build_id)
+		h = np_hash_bytes(f->build_id, strlen(f->build_id) + 1, h);
+	return h;
 }
 
 /*
@@ -117,6 +121,8 @@ static void stack_rows(struct rows_ctx *c, uint64_t h,
 		np_ch_rb_str(fb, f->dso ? f->dso : "[unknown]");
 		np_ch_rb_str(fb, f->name ? f->name : "");
 		np_ch_rb_u64(fb, f->offset);
+		if (c->r->build_ids)
+			np_ch_rb_str(fb, f->build_id ? f->build_id : "");
 	}
 }
 
@@ -244,7 +250,9 @@ int np_fleet_insert(struct np_ch *c, const struct np_fleet_rows *r,
 		    char *err, size_t errlen)
 {
 	/* Frames, stacks, samples, the slice's row (the commit) last. */
-	if (fleet_insert_one(c, "frames", "time, frame, kernel, dso, func, off",
+	if (fleet_insert_one(c, "frames", r->build_ids ?
+			     "time, frame, kernel, dso, func, off, build_id" :
+			     "time, frame, kernel, dso, func, off",
 			     &r->frames, err, errlen) ||
 	    fleet_insert_one(c, "stack_frames", "time, stack, frames",
 			     &r->stacks, err, errlen) ||

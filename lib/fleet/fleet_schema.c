@@ -30,10 +30,14 @@ static const char *const fleet_local[] = {
 	" frames Array(UInt64))"
 	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack",
 
-	/* One row per frame and day: far fewer frames than stacks. */
+	/*
+	 * One row per frame and day: far fewer frames than stacks.
+	 * build_id: the object's GNU build-id, hex ("" if none); added
+	 * after the first schema (fleet_added below).
+	 */
 	"CREATE TABLE IF NOT EXISTS %1$s.frames_local ("
 	" day Date DEFAULT toDate(time), time DateTime, frame UInt64,"
-	" kernel UInt8, dso String, func String, off UInt64)"
+	" kernel UInt8, dso String, func String, off UInt64, build_id String)"
 	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY frame",
 
 	/* A slice's row commits its batch: inserted after its samples. */
@@ -63,6 +67,17 @@ static const struct {
 	{ "lockups", "cityHash64(host)" },
 };
 
+/*
+ * Columns that later schemas added to existing tables, last in each
+ * table as CREATE above has them.  18.16 has no ADD COLUMN IF NOT
+ * EXISTS: system.columns tells whether a table lacks one.
+ */
+static const struct {
+	const char *table, *column, *type;
+} fleet_added[] = {
+	{ "frames", "build_id", "String" },
+};
+
 static int fleet_exec(struct np_ch *c, const char *sql, char *err,
 		      size_t errlen)
 {
@@ -84,6 +99,57 @@ static int fleet_ident(const char *s)
 		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
 			return 0;
 	return 1;
+}
+
+/* 1 if db.table has column, 0 if not, -1 (err set). */
+static int fleet_has_column(struct np_ch *c, const char *db, const char *table,
+			    const char *column, char *err, size_t errlen)
+{
+	struct np_buf out = { 0 };
+	char sql[512], msg[512];
+	int ret;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count() FROM system.columns WHERE database = '%s'"
+		 " AND table = '%s' AND name = '%s' FORMAT TabSeparated",
+		 db, table, column);
+	ret = np_ch_exec(c, sql, NULL, 0, &out, msg, sizeof(msg));
+	if (ret)
+		snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
+	else
+		ret = out.p && strtoull(np_buf_str(&out), NULL, 10) > 0;
+	np_buf_free(&out);
+	return ret;
+}
+
+/* Add a column a later schema added, where it is missing. */
+static int fleet_add_column(struct np_ch *c, const char *db, const char *table,
+			    const char *column, const char *type,
+			    char *err, size_t errlen)
+{
+	char sql[512];
+	int has = fleet_has_column(c, db, table, column, err, errlen);
+
+	if (has)
+		return has < 0 ? -1 : 0;
+	snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s ADD COLUMN %s %s",
+		 db, table, column, type);
+	if (!fleet_exec(c, sql, err, errlen))
+		return 0;
+	/* Another `cluster init` may have added it meanwhile. */
+	return fleet_has_column(c, db, table, column, err, errlen) > 0 ? 0 : -1;
+}
+
+int np_fleet_has_column(struct np_ch *c, const char *table, const char *column,
+			char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+
+	if (!fleet_ident(db) || !fleet_ident(table) || !fleet_ident(column)) {
+		snprintf(err, errlen, "database '%s' must be a plain name", db);
+		return -1;
+	}
+	return fleet_has_column(c, db, table, column, err, errlen);
 }
 
 int np_fleet_schema_create(struct np_ch *c, const char *cluster,
@@ -112,6 +178,17 @@ int np_fleet_schema_create(struct np_ch *c, const char *cluster,
 			 db, fleet_dist[i].name, db, fleet_dist[i].name, cluster,
 			 db, fleet_dist[i].name, fleet_dist[i].key);
 		if (fleet_exec(c, sql, err, errlen))
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof(fleet_added) / sizeof(fleet_added[0]); i++) {
+		char local[80];
+
+		snprintf(local, sizeof(local), "%s_local", fleet_added[i].table);
+		if (fleet_add_column(c, db, local, fleet_added[i].column,
+				     fleet_added[i].type, err, errlen) ||
+		    fleet_add_column(c, db, fleet_added[i].table,
+				     fleet_added[i].column, fleet_added[i].type,
+				     err, errlen))
 			return -1;
 	}
 	return 0;

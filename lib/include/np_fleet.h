@@ -31,6 +31,12 @@
 int np_fleet_schema_create(struct np_ch *c, const char *cluster,
 			   char *err, size_t errlen);
 /*
+ * 1 if table (of c's database) has column on c's server, 0 if not (a
+ * server made by an older schema), -1 (err set).
+ */
+int np_fleet_has_column(struct np_ch *c, const char *table, const char *column,
+			char *err, size_t errlen);
+/*
  * Server-side retention: drop the day partitions older than before_ns
  * of the local tables on c's server (one shard).  18.16 has no TTL.
  * *dropped counts the partitions dropped.
@@ -43,7 +49,12 @@ int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 /* Content hash of a symbolized stack, innermost frame first. */
 uint64_t np_fleet_stack_hash(const struct np_sym *const *frames,
 			     unsigned int nr);
-/* Content hash of one frame: its id in the frames table. */
+/*
+ * Content hash of one frame: its id in the frames table.  It covers the
+ * object's build-id when the frame has one (another build of a library
+ * at the same path is another frame), so frames without one keep the
+ * ids of the first schema.
+ */
 uint64_t np_fleet_frame_hash(const struct np_sym *f);
 
 struct np_fleet_slice {
@@ -65,6 +76,8 @@ struct np_fleet_rows {
 	uint32_t nr_new, cap_new;	/* them once sent */
 	struct np_idx new_idx;		/* over new_ids */
 	size_t nr_samples_rows;
+	int build_ids;		/* frames rows carry build_id (the server's
+				 * frames table has it: set by the caller) */
 };
 
 /*

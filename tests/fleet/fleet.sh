@@ -24,6 +24,9 @@
 #      back on the first, it sends what that one missed, nothing twice
 #   6. a database of the first schema (stacks with their frames inline):
 #      report/export --cluster read it, before and after `cluster init`
+#   7. frames without build_id (the second schema): the daemon still
+#      sends everything; `cluster init` adds the column (idempotent), and
+#      the daemon then sends each frame's build-id
 #
 #   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
 # Exits 77 (skip) where clickhouse-server is not installed or the daemon
@@ -303,9 +306,15 @@ wait "$HPID"; HPID=
 wait_synced 1
 [ $(( $(grep -c 'fleet: export to .* works again' "$WORK/d1.log") - works0 )) = 1 ] ||
 	fail "the recovery from the fake servers was not logged once"
-"$NMIPROF" status --socket "$WORK/d1.sock" >"$WORK/status.txt"
-grep -q '^fleet: *ok to http://127.0.0.1:[0-9]*/ as web-1; .* 0 waiting; lost to retention before sent: 0 slice' \
-	"$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status: fleet line"; }
+# A slice a second: one may be on its way as status asks (bounded retry).
+i=0
+until "$NMIPROF" status --socket "$WORK/d1.sock" >"$WORK/status.txt" &&
+	grep -q '^fleet: *ok to http://127.0.0.1:[0-9]*/ as web-1; .* 0 waiting; lost to retention before sent: 0 slice' \
+	"$WORK/status.txt"; do
+	i=$((i + 1))
+	[ $i -lt 20 ] || { cat "$WORK/status.txt"; fail "status: fleet line"; }
+	sleep 0.1
+done
 stop_daemon 1
 compare "after the failing servers"
 check_no_dups "after the failing servers"
@@ -397,5 +406,37 @@ folded --cluster "$V1" >"$WORK/v1.folded" || fail "6: export --cluster after ini
 cmp -s "$WORK/dict.folded" "$WORK/v1.folded" ||
 	{ diff "$WORK/dict.folded" "$WORK/v1.folded" | head; fail "6: stacks differ after init"; }
 pass "6: a server of the first schema, before and after cluster init: $(wc -l <"$WORK/v1.folded") stacks as with the frame dictionary"
+
+# ---- 7. frames without build_id (the second schema) ---------------------
+V2="${U1%=*}=nmiprof_v2" V2B="${U2%=*}=nmiprof_v2"
+"$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
+	fail "7: cluster init"
+for n in 1 2; do
+	ch_do $n "ALTER TABLE nmiprof_v2.frames DROP COLUMN build_id"
+	ch_do $n "ALTER TABLE nmiprof_v2.frames_local DROP COLUMN build_id"
+done
+bid_cols() {
+	ch_q "$1" "SELECT count() FROM system.columns WHERE database = 'nmiprof_v2'
+		AND table IN ('frames', 'frames_local') AND name = 'build_id'"
+}
+conf 1 "$V2"
+start_daemon 1 web-1 tier=web,dc=a
+"$HOT" 1 >/dev/null 2>&1
+wait_cursor_db 1 nmiprof_v2
+wait_synced 1
+stop_daemon 1
+compare_db "7: frames without build_id" "$V2" nmiprof_v2
+for i in 1 2; do
+	"$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
+		fail "7: cluster init adding build_id ($i)"
+done
+[ "$(bid_cols 1)" = 2 ] && [ "$(bid_cols 2)" = 2 ] ||
+	fail "7: build_id columns after cluster init: $(bid_cols 1) and $(bid_cols 2) of 2"
+start_daemon 1 web-1 tier=web,dc=a
+"$HOT" 1 >/dev/null 2>&1
+wait_synced 1
+stop_daemon 1
+compare_db "7: after cluster init added build_id" "$V2" nmiprof_v2
+pass "7: frames without build_id, then cluster init adds it on both shards"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
