@@ -10,7 +10,10 @@
 #   ch_start N DIR         start server N (1 or 2) with its data in DIR
 #   ch_stop N              SIGTERM, wait (bounded)
 #   ch_kill N              SIGKILL
-#   ch_q N SQL             run SQL on server N, print the TSV reply
+#   ch_q N SQL [SETTINGS]  run SQL on server N, print the TSV reply;
+#                          SETTINGS (a=1&b=2) go in the URL: 18.16 applies
+#                          an INSERT ... SELECT's own SETTINGS clause to the
+#                          SELECT only, not to the insert
 CH_SERVER=${CH_SERVER:-/usr/sbin/clickhouse-server}
 
 ch_available() {
@@ -23,18 +26,30 @@ ch_ports() {
 	CH_HTTP2=$(($1 + 3)) CH_TCP2=$(($1 + 4)) CH_INT2=$(($1 + 5))
 }
 
-# A base whose six ports nobody listens on (bounded tries).
+# A base whose nine ports (two servers, three fake ones in fleet.sh)
+# nobody listens on, claimed by a lock held until this shell and its
+# children exit: two runs at once (two engineers' builds) never pick the
+# same base between one's check and its servers' start.  Bases are 10
+# apart, so two runs' ranges never overlap.  Bounded tries.
+CH_PORT_LOCKS=${TMPDIR:-/tmp}/nmiprof-ch-ports
 ch_pick_ports() {
+	mkdir -p "$CH_PORT_LOCKS" 2>/dev/null
 	i=0
-	while [ $i -lt 20 ]; do
-		base=$((20000 + ($$ * 7 + i * 131) % 30000))
+	while [ $i -lt 40 ]; do
+		base=$((20000 + ($$ * 7 + i * 131) % 3000 * 10))
+		i=$((i + 1))
+		exec {CH_PORT_FD}>"$CH_PORT_LOCKS/$base.lock" || continue
+		if ! flock -n "$CH_PORT_FD"; then
+			exec {CH_PORT_FD}>&-
+			continue
+		fi
 		busy=0
-		for p in 0 1 2 3 4 5; do
+		for p in 0 1 2 3 4 5 6 7 8; do
 			hex=$(printf '%04X' $((base + p)))
 			grep -q ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null && busy=1
 		done
 		[ $busy = 0 ] && { ch_ports $base; return 0; }
-		i=$((i + 1))
+		exec {CH_PORT_FD}>&-
 	done
 	return 1
 }
@@ -111,8 +126,8 @@ ch_stop() {
 	eval CH_PID$1=
 }
 
-ch_q() {	# N SQL
+ch_q() {	# N SQL [SETTINGS]
 	eval http=\$CH_HTTP$1
 	curl -sS --max-time 120 ${CH_PASSWORD:+-u default:$CH_PASSWORD} \
-		"http://127.0.0.1:$http/" --data-binary "$2"
+		"http://127.0.0.1:$http/?${3:-}" --data-binary "$2"
 }

@@ -393,7 +393,7 @@ FROM (SELECT stack, any(t) AS t, arraySort(groupArray((n, kernel, dso, func, off
       FROM nmiprof.stack_frames GROUP BY stack)
     ARRAY JOIN frames AS f, arrayEnumerate(frames) AS n)
   GLOBAL ANY LEFT JOIN (SELECT frame AS f, kernel, dso, func, off FROM nmiprof.frames) USING f
-  GROUP BY stack) SETTINGS insert_distributed_sync = 1"
+  GROUP BY stack)" insert_distributed_sync=1
 folded --cluster "$U1" >"$WORK/dict.folded" || fail "6: export --cluster"
 folded --cluster "$V1" >"$WORK/v1.folded" || fail "6: export --cluster of the first schema"
 cmp -s "$WORK/dict.folded" "$WORK/v1.folded" ||
