@@ -3,9 +3,9 @@
  * nmiprof.ko: module parameters, load/unload and the /dev/nmiprof misc
  * device (ioctls, mmap of the per-CPU rings, poll).
  *
- * Lifetime: rings live from load to unload.  An open file pins the module
- * (fops.owner) and a mapping pins its file, so rmmod cannot free pages a
- * process still maps.  The session is stopped when the file that started
+ * Lifetime: rings live from the first session or mapping to unload.  An
+ * open file pins the module (fops.owner) and a mapping pins its file, so
+ * rmmod cannot free pages a process still maps.  The session is stopped when the file that started
  * it is closed, or at unload; stopping waits for no CPU (session.c), so
  * np_lock is never held across a stuck CPU.
  */
@@ -325,12 +325,10 @@ static int __init np_init(void)
 	ret = np_sample_init();
 	if (ret)
 		goto err_session;
-	ret = np_rings_alloc((unsigned long)ring_kb << 10);
-	if (ret)
-		goto err_sample;
+	np_rings_init((unsigned long)ring_kb << 10);
 	ret = np_wd_init();
 	if (ret)
-		goto err_rings;
+		goto err_sample;
 	ret = misc_register(&np_misc);
 	if (ret)
 		goto err_wd;
@@ -348,8 +346,6 @@ static int __init np_init(void)
 
 err_wd:
 	np_wd_exit();
-err_rings:
-	np_rings_free();
 err_sample:
 	np_sample_exit();
 err_session:

@@ -27,8 +27,15 @@
  * Ordinary records leave NP_LOST_HEADROOM bytes free, so that when the
  * session stops a final LOST record (plus a pad before it) always fits
  * and the consumer can account for every seq even if it never caught up.
+ *
+ * The rings are made when first needed, by the first session or mapping
+ * (np_rings_create()), not at load: a module loaded for its watchdog
+ * alone keeps its lockups in lockup_queue.c and needs none.  Once made
+ * they stay until unload and are never resized, so a writer or a
+ * mapping never sees them go.
  */
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -41,14 +48,33 @@
 
 DECLARE_WAIT_QUEUE_HEAD(np_ring_wq);
 
-static struct np_ring **np_rings;	/* [nr_cpu_ids], possible CPUs only */
+/*
+ * [nr_cpu_ids], possible CPUs only; NULL until np_rings_create().  Read
+ * with np_rings_acquire() by writers in NMI and hrtimer context, poll()
+ * and the stats, which take no lock.
+ */
+static struct np_ring **np_rings;
 static unsigned long np_data_size;
+/*
+ * Serializes np_rings_create(), which START calls under np_lock and
+ * mmap() under mmap_lock: np_lock in mmap() would forbid any fault on
+ * user memory under np_lock.
+ */
+static DEFINE_MUTEX(np_rings_lock);
+
+static struct np_ring **np_rings_acquire(void)
+{
+	/* Pairs with smp_store_release() in np_rings_create(). */
+	return smp_load_acquire(&np_rings);
+}
 
 struct np_ring *np_ring_get(int cpu)
 {
-	if (cpu < 0 || cpu >= nr_cpu_ids || !np_rings)
+	struct np_ring **rings = np_rings_acquire();
+
+	if (cpu < 0 || cpu >= nr_cpu_ids || !rings)
 		return NULL;
-	return np_rings[cpu];
+	return rings[cpu];
 }
 
 unsigned long np_ring_data_size(void)
@@ -89,56 +115,81 @@ static struct np_ring *np_ring_alloc(int cpu, unsigned long data_size)
 	return r;
 }
 
-/*
- * Rings exist from module load to module exit and are never resized, so a
- * mapping (which pins the module through its file) always sees live pages.
- */
-int np_rings_alloc(unsigned long data_size)
+/* At load: the size of the rings np_rings_create() will make. */
+void np_rings_init(unsigned long data_size)
 {
-	int cpu;
-
-	np_rings = kcalloc(nr_cpu_ids, sizeof(*np_rings), GFP_KERNEL);
-	if (!np_rings)
-		return -ENOMEM;
 	np_data_size = data_size;
-	for_each_possible_cpu(cpu) {
-		np_rings[cpu] = np_ring_alloc(cpu, data_size);
-		if (!np_rings[cpu]) {
-			np_rings_free();
-			return -ENOMEM;
-		}
-	}
-	return 0;
 }
 
-/* Callers have stopped every writer and flushed the wake-ups. */
-void np_rings_free(void)
+static void np_rings_free_array(struct np_ring **rings)
 {
 	int cpu;
 
+	for_each_possible_cpu(cpu) {
+		if (!rings[cpu])
+			continue;
+		vfree(rings[cpu]->ctrl);
+		kfree(rings[cpu]);
+	}
+	kfree(rings);
+}
+
+/*
+ * Make every possible CPU's ring, once: process context, before the
+ * first session starts and before the first mapping.  All or nothing,
+ * so a user never finds some CPUs' rings missing.
+ */
+int np_rings_create(void)
+{
+	struct np_ring **rings;
+	int cpu, ret = 0;
+
+	if (np_rings_acquire())
+		return 0;
+	mutex_lock(&np_rings_lock);
+	if (np_rings)
+		goto out;
+	ret = -ENOMEM;
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
+		goto out;
+	for_each_possible_cpu(cpu) {
+		rings[cpu] = np_ring_alloc(cpu, np_data_size);
+		if (!rings[cpu]) {
+			np_rings_free_array(rings);
+			goto out;
+		}
+	}
+	ret = 0;
+	/* Pairs with smp_load_acquire() in np_rings_acquire(). */
+	smp_store_release(&np_rings, rings);
+out:
+	mutex_unlock(&np_rings_lock);
+	return ret;
+}
+
+/* At unload: every writer is stopped, the wake-ups are flushed. */
+void np_rings_free(void)
+{
 	if (!np_rings)
 		return;
-	for_each_possible_cpu(cpu) {
-		if (!np_rings[cpu])
-			continue;
-		vfree(np_rings[cpu]->ctrl);
-		kfree(np_rings[cpu]);
-	}
-	kfree(np_rings);
+	np_rings_free_array(np_rings);
 	np_rings = NULL;
 }
 
 /*
- * Empty every ring for a new session.  No writer runs: sources are
- * stopped and the watchdog writes rings only inside a session.  So the
- * local_t updates from this CPU race with nobody.
+ * Empty every ring for a new session, made by np_rings_create().  No
+ * writer runs: sources are stopped and the watchdog writes rings only
+ * inside a session.  So the local_t updates from this CPU race with
+ * nobody.
  */
 void np_rings_reset(unsigned long watermark)
 {
+	struct np_ring **rings = np_rings_acquire();
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		struct np_ring *r = np_rings[cpu];
+		struct np_ring *r = rings[cpu];
 
 		local_set(&r->head, 0);
 		local_set(&r->nest, 0);
@@ -160,10 +211,13 @@ void np_rings_reset(unsigned long watermark)
 
 void np_rings_flush_wakeups(void)
 {
+	struct np_ring **rings = np_rings_acquire();
 	int cpu;
 
+	if (!rings)
+		return;
 	for_each_possible_cpu(cpu)
-		irq_work_sync(&np_rings[cpu]->wakeup);
+		irq_work_sync(&rings[cpu]->wakeup);
 }
 
 u64 np_ring_next_seq(struct np_ring *r)
@@ -358,11 +412,14 @@ void *np_ring_reserve(struct np_ring_handle *h, struct np_ring *r,
  */
 void np_rings_flush_lost(void)
 {
+	struct np_ring **rings = np_rings_acquire();
 	struct np_ring_handle h;
 	int cpu;
 
+	if (!rings)
+		return;
 	for_each_possible_cpu(cpu) {
-		struct np_ring *r = np_rings[cpu];
+		struct np_ring *r = rings[cpu];
 
 		if (!local_read(&r->lost_pending))
 			continue;
@@ -401,10 +458,13 @@ void np_ring_commit(struct np_ring_handle *h)
 /* poll(): data worth reading; with @drain, any data at all. */
 bool np_rings_readable(bool drain)
 {
+	struct np_ring **rings = np_rings_acquire();
 	int cpu;
 
+	if (!rings)
+		return false;
 	for_each_possible_cpu(cpu) {
-		struct np_ring *r = np_rings[cpu];
+		struct np_ring *r = rings[cpu];
 		u64 pending = READ_ONCE(r->pub_head) - READ_ONCE(r->ctrl->tail);
 
 		if (pending > r->size)	/* consumer's tail is garbage */
@@ -423,10 +483,17 @@ bool np_rings_readable(bool drain)
 int np_ring_mmap(int cpu, enum nmiprof_map_kind kind,
 		 struct vm_area_struct *vma)
 {
-	struct np_ring *r = np_ring_get(cpu);
 	unsigned long len = vma->vm_end - vma->vm_start;
+	struct np_ring *r;
+	int ret;
 
-	if (!r || !(vma->vm_flags & VM_SHARED))
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	ret = np_rings_create();
+	if (ret)
+		return ret;
+	r = np_ring_get(cpu);
+	if (!r)
 		return -EINVAL;
 
 	switch (kind) {

@@ -44,7 +44,8 @@ struct np_ring_handle {
 	u32		size;		/* bytes reserved at rec */
 };
 
-int np_rings_alloc(unsigned long data_size);
+void np_rings_init(unsigned long data_size);
+int np_rings_create(void);
 void np_rings_free(void);
 struct np_ring *np_ring_get(int cpu);
 unsigned long np_ring_data_size(void);

@@ -236,6 +236,8 @@ void np_sample(struct pt_regs *regs, u16 flags, u64 time_ns)
 	u64 seq;
 	void *p;
 
+	if (unlikely(!r))	/* no session has made the rings yet */
+		return;
 	if (in_nmi())
 		flags |= NMIPROF_RF_IN_NMI;
 	if (user_mode(regs))

@@ -318,6 +318,9 @@ int np_session_start(bool ring_lockups)
 
 	if (np_session_running())
 		return -EBUSY;
+	ret = np_rings_create();
+	if (ret)
+		return ret;
 	ret = np_pick_source();
 	if (ret < 0) {
 		pr_info("nmiprof: no PMU cycles counter (%d)\n", ret);

@@ -165,6 +165,8 @@ struct nmiprof_lockup {
  *   NMIPROF_MAP_CTRL: the control page, PROT_READ|PROT_WRITE; the module
  *                     reads back only ->tail from it.
  *   NMIPROF_MAP_DATA: the data pages, PROT_READ only.
+ * The module makes every CPU's ring at the first START or mmap(), not at
+ * load (either fails with ENOMEM if it cannot), and keeps them to unload.
  *
  * head and tail are free-running byte counters; a record lives at
  * (pos & (data_size - 1)) and never wraps (see NMIPROF_REC_PAD).
