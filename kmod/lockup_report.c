@@ -381,7 +381,13 @@ static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
 	np_report_emit(rec);
 }
 
-void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
+/* What a report can say of a stuck time, see np_report_lockup(). */
+static const char *np_at_least(bool at_least)
+{
+	return at_least ? "at least " : "";
+}
+
+void np_report_lockup(struct pt_regs *regs, u64 stuck_ns, bool at_least)
 {
 	u64 *frames = this_cpu_ptr(np_report_bufs)->frames;
 	u64 secs = stuck_ns;
@@ -390,8 +396,8 @@ void np_report_lockup(struct pt_regs *regs, u64 stuck_ns)
 	unsigned int nr;
 
 	np_report_line(true,
-		       "nmiprof: hard LOCKUP on CPU %d, no timer interrupt for %llu.%03u s\n",
-		       smp_processor_id(), secs, ms);
+		       "nmiprof: hard LOCKUP on CPU %d, no timer interrupt for %s%llu.%03u s\n",
+		       smp_processor_id(), np_at_least(at_least), secs, ms);
 	nr = np_report_context(regs, frames);
 	np_report_line(false, "nmiprof: end of CPU %d lockup report\n",
 		       smp_processor_id());
@@ -417,7 +423,7 @@ void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
 		np_uart_unlock();
 }
 
-void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
+void np_report_recovered(u64 stuck_ns, bool at_least, pid_t pid, pid_t tid,
 			 const char *comm)
 {
 	u64 secs = stuck_ns;
@@ -425,8 +431,8 @@ void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
 	bool locked = np_uart_lock();
 	struct nmiprof_lockup *rec;
 
-	np_report_line(true, "nmiprof: CPU %d recovered after %llu.%03u s\n",
-		       smp_processor_id(), secs, ms);
+	np_report_line(true, "nmiprof: CPU %d recovered after %s%llu.%03u s\n",
+		       smp_processor_id(), np_at_least(at_least), secs, ms);
 	if (locked)
 		np_uart_unlock();
 
@@ -439,15 +445,15 @@ void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
 	np_report_emit(rec);
 }
 
-void np_report_silent(int cpu, u64 stuck_ns)
+void np_report_silent(int cpu, u64 stuck_ns, bool at_least)
 {
 	u64 secs = stuck_ns;
 	u32 ms = do_div(secs, NSEC_PER_SEC) / NSEC_PER_MSEC;
 	bool locked = np_uart_lock();
 
 	np_report_line(true,
-		       "nmiprof: hard LOCKUP on CPU %d, no timer interrupt for %llu.%03u s; it does not answer NMIs, no registers or backtrace\n",
-		       cpu, secs, ms);
+		       "nmiprof: hard LOCKUP on CPU %d, no timer interrupt for %s%llu.%03u s; it does not answer NMIs, no registers or backtrace\n",
+		       cpu, np_at_least(at_least), secs, ms);
 	if (locked)
 		np_uart_unlock();
 	atomic64_inc(&per_cpu_ptr(&np_stats, cpu)->lockups);

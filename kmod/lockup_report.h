@@ -15,9 +15,11 @@ void np_report_exit(void);
 
 /*
  * NMI context, on the stuck CPU: header, task, registers, backtrace, then
- * a NMIPROF_REC_LOCKUP record.  @stuck_ns: time since the last heartbeat.
+ * a NMIPROF_REC_LOCKUP record.  @stuck_ns: time since the last heartbeat,
+ * or with @at_least since the watchdog began to watch a CPU that has had
+ * no heartbeat since (stuck across a restart), a lower bound.
  */
-void np_report_lockup(struct pt_regs *regs, u64 stuck_ns);
+void np_report_lockup(struct pt_regs *regs, u64 stuck_ns, bool at_least);
 
 /* NMI context: this CPU's part of an all-CPU backtrace. */
 void np_report_backtrace(struct pt_regs *regs, int lockup_cpu);
@@ -27,10 +29,10 @@ void np_report_backtrace(struct pt_regs *regs, int lockup_cpu);
  * had been running task @pid/@tid/@comm (TASK_COMM_LEN bytes; NULL and
  * zeroes when unknown) when reported.
  */
-void np_report_recovered(u64 stuck_ns, pid_t pid, pid_t tid,
+void np_report_recovered(u64 stuck_ns, bool at_least, pid_t pid, pid_t tid,
 			 const char *comm);
 
 /* Any context but NMI, on a buddy: @cpu is stuck and ignores NMIs. */
-void np_report_silent(int cpu, u64 stuck_ns);
+void np_report_silent(int cpu, u64 stuck_ns, bool at_least);
 
 #endif /* _NMIPROF_LOCKUP_REPORT_H */

@@ -170,7 +170,7 @@ static void np_wd_recovered(struct np_wd_cpu *w, int cpu, u64 now)
 	u64 held = np_wd_hold(w);
 
 	np_wd_trace_lockup(w, cpu);
-	np_report_recovered(episode, w->tgid, w->pid, w->comm);
+	np_report_recovered(episode, w->since_start, w->tgid, w->pid, w->comm);
 	trace_lockup(cpu, w->pid, w->comm, w->ip, episode, true);
 	WRITE_ONCE(w->state, NP_WD_OK);
 	np_wd_release(w, held);
@@ -186,7 +186,8 @@ static void np_wd_episode_end(struct np_wd_cpu *w, int cpu, u64 now)
 		np_wd_recovered(w, cpu, now);
 	} else if (kick == NP_WD_KICK_SILENT) {
 		held = np_wd_hold(w);
-		np_report_recovered(now - w->since_ns, 0, 0, NULL);
+		np_report_recovered(now - w->since_ns, w->since_start, 0, 0,
+				    NULL);
 		np_wd_release(w, held);
 	}
 }
@@ -206,6 +207,7 @@ static enum hrtimer_restart np_wd_timer_fn(struct hrtimer *timer)
 	 * us alive, so an episode can only end, not start, below.
 	 */
 	WRITE_ONCE(w->beat_ns, now);
+	WRITE_ONCE(w->beat_start, false);
 	np_wd_episode_end(w, cpu, now);
 
 	/*
@@ -282,6 +284,7 @@ static void np_wd_self_check(struct pt_regs *regs)
 	/* No second report from a nested NMI. */
 	WRITE_ONCE(w->state, NP_WD_REPORTING);
 	w->since_ns = beat;
+	w->since_start = READ_ONCE(w->beat_start);
 	w->stuck_ns = age;
 	w->ip = instruction_pointer(regs);
 	w->tgid = task_tgid_nr(current);
@@ -289,7 +292,7 @@ static void np_wd_self_check(struct pt_regs *regs)
 	memcpy(w->comm, current->comm, sizeof(w->comm));
 	atomic_set(&w->traced, 0);
 
-	np_report_lockup(regs, age);
+	np_report_lockup(regs, age, w->since_start);
 	/* Pairs with smp_load_acquire() in np_wd_check(). */
 	smp_store_release(&w->state, NP_WD_REPORTED);
 
@@ -347,6 +350,7 @@ static int np_wd_unknown_nmi(unsigned int type, struct pt_regs *regs)
 static int np_wd_touch(struct kprobe *p, struct pt_regs *regs)
 {
 	raw_cpu_write(np_wd.beat_ns, ktime_get_mono_fast_ns());
+	raw_cpu_write(np_wd.beat_start, false);
 	return 0;
 }
 
@@ -373,6 +377,7 @@ static void np_wd_cpu_sync(int cpu)
 	raw_spin_lock(&c->lock);
 	if (c->want) {
 		WRITE_ONCE(w->beat_ns, now);
+		WRITE_ONCE(w->beat_start, false);
 		WRITE_ONCE(w->state, NP_WD_OK);
 		/* Pairs with smp_rmb() in np_wd_check(): a buddy that finds
 		 * us in the mask finds the fresh heartbeat too.
@@ -419,11 +424,14 @@ static void np_wd_want_cpu(int cpu, bool want)
 		/*
 		 * Watched from now on, before the cross call gets there: a
 		 * CPU with interrupts off would not be watched until it
-		 * came back.  Its heartbeat counts from now; one reported
-		 * before keeps its episode, which its cross call ends.
+		 * came back.  Its heartbeat counts from now, so a report
+		 * says "at least"; one reported before keeps its episode,
+		 * which its cross call ends.
 		 */
-		if (READ_ONCE(w->state) == NP_WD_OK)
+		if (READ_ONCE(w->state) == NP_WD_OK) {
 			WRITE_ONCE(w->beat_ns, ktime_get_mono_fast_ns());
+			WRITE_ONCE(w->beat_start, true);
+		}
 		/* Pairs with smp_rmb() in np_wd_check(), as below. */
 		smp_mb__before_atomic();
 		cpumask_set_cpu(cpu, &np_wd_active);

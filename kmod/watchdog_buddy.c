@@ -43,12 +43,12 @@ static void np_wd_kick(unsigned int cpu)
 }
 
 /* Hardirq context: the report waits for the UART, we are not stuck. */
-static void np_wd_report_silent(unsigned int cpu, s64 age)
+static void np_wd_report_silent(unsigned int cpu, s64 age, bool at_least)
 {
 	struct np_wd_cpu *w = this_cpu_ptr(&np_wd);
 	u64 held = np_wd_hold(w);
 
-	np_report_silent(cpu, age);
+	np_report_silent(cpu, age, at_least);
 	np_wd_release(w, held);
 }
 
@@ -116,10 +116,13 @@ static bool np_wd_check(unsigned int buddy, u64 now)
 			break;
 		/* b is stuck outside our code: its episode is ours to set. */
 		b->since_ns = now - age;
+		/* From the restart or a sight of it preempted: no heartbeat. */
+		b->since_start = READ_ONCE(b->beat_start) ||
+				 b->since_ns != READ_ONCE(b->beat_ns);
 		/* Pairs with atomic_xchg() in np_wd_timer_fn(). */
 		if (atomic_cmpxchg(&b->kicked, NP_WD_KICK_SENT,
 				   NP_WD_KICK_SILENT) == NP_WD_KICK_SENT)
-			np_wd_report_silent(buddy, age);
+			np_wd_report_silent(buddy, age, b->since_start);
 		break;
 	}
 	return true;

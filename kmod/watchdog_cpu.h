@@ -40,10 +40,14 @@ struct np_wd_cpu {
 	int		state;		/* enum np_wd_state, written by this CPU */
 	int		held;		/* np_wd_hold() depth, written by this CPU */
 	atomic_t	traced;		/* episode's trace event emitted */
+	bool		beat_start;	/* beat_ns is when watching began,
+					 * no heartbeat of this CPU's
+					 */
 
 	/* Snapshot for the trace events, published by state = REPORTED. */
 	u64		since_ns;	/* heartbeat before the episode */
 	u64		stuck_ns;	/* at report time */
+	bool		since_start;	/* since_ns is beat_start's */
 	unsigned long	ip;
 	pid_t		tgid;
 	pid_t		pid;
