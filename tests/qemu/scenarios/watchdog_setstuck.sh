@@ -1,7 +1,9 @@
-# SET_WATCHDOG waits for no CPU (issue 14, section 4): while CPU 1 spins
-# 8 s with interrupts off (under the 10 s threshold), nmiprof_wdset turns
-# the watchdog off, then on with a 2 s threshold.  Each call must return
-# during the spin, within 2 s.  CPU 1 is watched again at once, stuck as
+# SET_WATCHDOG and stopping a session wait for no CPU (issue 14, section
+# 4): while CPU 1 spins 8 s with interrupts off (under the 10 s
+# threshold), nmiprof_wdset closes the file that started a sampling
+# session (as killing `nmiprof record` does), then turns the watchdog
+# off, then on with a 2 s threshold.  Each must return during the spin,
+# within 2 s.  CPU 1 is watched again at once, stuck as
 # it is: it is reported during the spin, a threshold after the restart
 # (before, only once it was back), and recovers.  Its time stuck is
 # counted from the restart, so both lines say "at least".  A 4 s lockup
@@ -18,7 +20,7 @@
 
 wd_load
 # Started, and past exec, before the spin: see nmiprof_wdset.c.
-nmiprof_wdset -r /tmp/wdset.ready -w 'nmiprof_lockup: spinning now' \
+nmiprof_wdset -s -r /tmp/wdset.ready -w 'nmiprof_lockup: spinning now' \
 	1000 0:10 1:2 >$RESULTS/wdset.txt 2>&1 &
 ws=$!
 _i=0
@@ -30,21 +32,22 @@ wd_lockup cpu=1 secs=8 delay_ms=1000
 wait $ws || fail "nmiprof_wdset failed"
 cat $RESULTS/wdset.txt
 
-# In the kernel's log order: both calls between the spin's start and end.
+# In the kernel's log order: the three calls between the spin's start
+# and end.
 dmesg >$RESULTS/dmesg_spin.txt
 awk '
 /nmiprof_lockup: spinning now/ { spin = 1 }
 /nmiprof_lockup: done/ { spin = 0 }
-/nmiprof_wdset: SET_WATCHDOG/ {
+/nmiprof_wdset: (SET_WATCHDOG|close)/ {
 	n++
 	ms = $NF == "ms" ? $(NF - 1) : -1
 	if (!spin) { print "FAIL: returned after the spin ended: " $0; bad = 1 }
 	else if ($0 !~ /: done after/ || ms > 2000) { print "FAIL: " $0; bad = 1 }
 	else print "ok: during the spin: " $0
 }
-END { if (n != 2) { print "FAIL: " n " SET_WATCHDOG lines, want 2"; bad = 1 }
+END { if (n != 3) { print "FAIL: " n " nmiprof_wdset lines, want 3"; bad = 1 }
       exit bad }' $RESULTS/dmesg_spin.txt ||
-	fail "SET_WATCHDOG waited for the CPU with interrupts off"
+	fail "SET_WATCHDOG or the session's stop waited for the CPU with interrupts off"
 
 check "watchdog on at 2 s" dmesg_has 'nmiprof: watchdog on: threshold 2 s'
 # Stuck across the restart: reported after it, before the spin's end.
