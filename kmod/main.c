@@ -5,9 +5,9 @@
  *
  * Lifetime: rings live from the first session or mapping to unload.  An
  * open file pins the module (fops.owner) and a mapping pins its file, so
- * rmmod cannot free pages a process still maps.  The session is stopped when the file that started
- * it is closed, or at unload; stopping waits for no CPU (session.c), so
- * np_lock is never held across a stuck CPU.
+ * rmmod cannot free pages a process still maps.  The session is stopped
+ * when the file that started it is closed, or at unload; stopping waits
+ * for no CPU (session.c), so np_lock is never held across a stuck CPU.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
