@@ -11,7 +11,6 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/serial_core.h>
-#include <asm/current.h>
 
 /* 6.3 made vma->vm_flags read-only and added the vm_flags_*() helpers. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
@@ -63,23 +62,6 @@ static inline bool np_uart_port_trylock(struct uart_port *port)
 static inline void np_uart_port_unlock(struct uart_port *port)
 {
 	uart_port_unlock(port);
-}
-#endif
-
-/*
- * The task another CPU runs now, as its __switch_to() last set it: 6.2
- * moved current_task into struct pcpu_hot.  Dereference under RCU only
- * (follow.c says why that is safe).
- */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
-static inline struct task_struct *np_cpu_current(int cpu)
-{
-	return READ_ONCE(per_cpu(current_task, cpu));
-}
-#else
-static inline struct task_struct *np_cpu_current(int cpu)
-{
-	return READ_ONCE(per_cpu(pcpu_hot.current_task, cpu));
 }
 #endif
 

@@ -11,17 +11,11 @@
  * follow_pid: the real_parent chain, as perf's inherit=1 events follow
  * fork, checked where it is needed:
  *   - in the NMI handler, for current (dispatch.c): the exact filter;
- *   - by the IPI pacer, for the task its target CPU runs now
- *     (source_ipi.c), so that CPUs running anything else, or idle, are
- *     not sent NMIs at all.  The target may switch tasks right after:
- *     a sample is then skipped or the handler drops it, as perf's
- *     timers start and stop with a context switch.
+ *   - by the IPI source's self-pacing timers (source_ipi.c), for current
+ *     too, so that a CPU running anything else, or idle, is neither
+ *     sampled nor woken every period.
  *
- * Reading another CPU's current is safe under RCU: a task is freed by
- * delayed_put_task_struct() only after a grace period that starts once
- * it stopped running (finish_task_switch() -> put_task_struct_rcu_user()),
- * the same guarantee membarrier relies on for rcu_dereference(rq->curr).
- * real_parent is RCU-protected in the same way.
+ * real_parent is read under RCU.
  *
  * A task reparented because its parent exited (to init or a subreaper)
  * loses its ancestry and is no longer sampled; perf would go on.  The
@@ -31,7 +25,6 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 
-#include "compat.h"
 #include "follow.h"
 
 #define NP_FOLLOW_DEPTH		64
@@ -75,16 +68,6 @@ bool np_follow_task_slow(struct task_struct *t)
 			break;
 		t = rcu_dereference(t->real_parent);
 	}
-	rcu_read_unlock();
-	return ret;
-}
-
-bool np_follow_cpu_slow(int cpu)
-{
-	bool ret;
-
-	rcu_read_lock();
-	ret = np_follow_task_slow(np_cpu_current(cpu));
 	rcu_read_unlock();
 	return ret;
 }

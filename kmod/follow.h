@@ -16,18 +16,11 @@ extern pid_t np_follow_tgid;
 
 int np_follow_configure(u32 vpid);
 bool np_follow_task_slow(struct task_struct *t);
-bool np_follow_cpu_slow(int cpu);
 
 /* Does the session sample @t, running on this CPU?  Any context. */
 static inline bool np_follow_task(struct task_struct *t)
 {
 	return !READ_ONCE(np_follow_tgid) || np_follow_task_slow(t);
-}
-
-/* Does the session sample what @cpu runs now?  Racy, a hint only. */
-static inline bool np_follow_cpu(int cpu)
-{
-	return !READ_ONCE(np_follow_tgid) || np_follow_cpu_slow(cpu);
 }
 
 #endif /* _NMIPROF_FOLLOW_H */

@@ -31,6 +31,15 @@
  * How often a pacer NMIs its target is bounded by the share of the
  * target's time the handler may take (cpu_time.c).
  *
+ * Following a process (follow.c) each sampled CPU paces itself instead,
+ * and its tick samples the interrupted context there (get_irq_regs()), as
+ * perf's cpu-clock does, when current is followed: the followed process
+ * is sampled only while its interrupts are on, but an idle CPU is not
+ * woken every period to pace a busy one, nor a busy one interrupted to
+ * pace an idle one.  A CPU not running the process ticks every
+ * NP_IPI_SLOW periods only, until its tick finds it again: a task that
+ * migrates there is sampled at most that much late.
+ *
  * The target tells our NMIs from others' by a request word (nmi_ipi.h).
  * The word belongs to the target, not the pacer, so handing a target to a
  * new pacer keeps it exact.  A tick that finds the last request not yet
@@ -50,6 +59,7 @@
 #include <linux/mutex.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
+#include <asm/irq_regs.h>
 #include <asm/nmi.h>
 
 #include "cpu_time.h"
@@ -71,6 +81,10 @@ static bool np_ipi_registered;
 /* On the target: its nmi_ipi.h request word. */
 static DEFINE_PER_CPU(atomic_t, np_ipi_req);
 static u64 np_ipi_period_ns;
+static bool np_ipi_follow;		/* this session self-paces */
+
+/* A self-pacing CPU that does not run the followed process ticks slower. */
+#define NP_IPI_SLOW		8
 
 /*
  * The pacing plan, changed only in process context: the cpuhp callbacks
@@ -100,10 +114,20 @@ static enum hrtimer_restart np_ipi_tick(struct hrtimer *timer)
 
 	if (target < 0)
 		return HRTIMER_NORESTART;
-	/* Following a process: no NMI for a CPU running something else. */
-	if (np_follow_cpu(target))
-		np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
-	next = np_cpu_time_interval(target, READ_ONCE(np_ipi_period_ns));
+	next = READ_ONCE(np_ipi_period_ns);
+	if (target == smp_processor_id() && READ_ONCE(np_ipi_follow)) {
+		/* Hard irq on target itself: current is what it runs. */
+		if (!np_follow_task(current)) {
+			next *= NP_IPI_SLOW;
+		} else {
+			np_on_nmi(get_irq_regs(), 0);
+			next = np_cpu_time_interval(target, next);
+		}
+		hrtimer_forward_now(timer, ns_to_ktime(next));
+		return HRTIMER_RESTART;
+	}
+	np_nmi_ipi_send(per_cpu_ptr(&np_ipi_req, target), target, 1);
+	next = np_cpu_time_interval(target, next);
 	hrtimer_forward_now(timer, ns_to_ktime(next));
 	return HRTIMER_RESTART;
 }
@@ -160,13 +184,20 @@ static void np_ipi_set(int pacer, int target)
 
 /*
  * Each joined CPU paces the joined CPU before it (wrapping), if that one
- * is sampled; a CPU alone paces itself.  Called with np_ipi_lock held.
+ * is sampled; a CPU alone paces itself.  Following a process, each
+ * sampled CPU paces itself.  Called with np_ipi_lock held.
  */
 static void np_ipi_repace(void)
 {
 	int cpu, prev = cpumask_last(&np_ipi_joined);
 	bool self = false;
 
+	if (np_ipi_follow) {
+		for_each_cpu(cpu, &np_ipi_joined)
+			np_ipi_set(cpu, cpumask_test_cpu(cpu, np_sess.cpus) ?
+					cpu : -1);
+		return;
+	}
 	for_each_cpu(cpu, &np_ipi_joined) {
 		np_ipi_set(cpu, cpumask_test_cpu(prev, np_sess.cpus) ?
 				prev : -1);
@@ -230,6 +261,8 @@ int np_ipi_start(u32 freq_hz)
 		return -ENODEV;
 	/* A tick of the last session still running reads either. */
 	WRITE_ONCE(np_ipi_period_ns, NSEC_PER_SEC / freq_hz);
+	/* Pairs with READ_ONCE() in np_ipi_tick(), as the period. */
+	WRITE_ONCE(np_ipi_follow, READ_ONCE(np_follow_tgid) != 0);
 	np_cpu_time_reset();
 	cpumask_clear(&np_ipi_joined);
 	np_ipi_quiesced = false;

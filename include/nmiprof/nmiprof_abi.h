@@ -246,8 +246,9 @@ struct nmiprof_config {
  * follow_pid (minor 5): sample only the process follow_pid (in the
  * caller's pid namespace; -ESRCH if there is none) and its descendants,
  * as perf's inherited per-task events see them, on the CPUs named.  CPUs
- * running anything else are not sent sampling NMIs (IPI source) and take
- * no sample.  A descendant counts as long as its chain of parents leads
+ * running anything else take no sample.  With the IPI source each CPU
+ * then samples itself from its own timer, not by NMI, so the process is
+ * not sampled while its interrupts are off.  A descendant counts as long as its chain of parents leads
  * to follow_pid: one whose parent exited before it (reparented to init
  * or a subreaper) is no longer sampled.
  */
