@@ -84,6 +84,15 @@ for line in read("runs.txt").splitlines():
         m = re.search(r"total: samples (\d+)", line)
         if m:	# ringcheck: every CPU's, the idle one's too
             nmis.setdefault(f[1], []).append(int(m.group(1)))
+# attrib.txt, "== TOOL ROUND" then the job's parent's CPU ns (the tool's
+# reader) and /proc/interrupts' NMI and LOC lines, before and after.
+reader = {}
+for blk in read("attrib.txt").split("== ")[1:]:
+    lines = blk.splitlines()
+    head = lines[0].split()
+    cpu = [l.strip() for l in lines[1:] if l.strip().isdigit()]
+    if len(head) == 2 and len(cpu) == 2:
+        reader.setdefault(head[0], []).append(int(cpu[1]) - int(cpu[0]))
 tools = ("base", "nmiprof", "raw", "perf_g", "perf_dwarf")
 label = {"base": "alone", "nmiprof": "nmiprof record (kmod, tables)",
          "raw": "module, ringcheck reader (no tables)",
@@ -109,6 +118,9 @@ if all(runs.get(t) for t in tools):
             line += "  slowdown %+.2f%%" % slow[t]
         if nmis.get(t):
             line += "  samples of both CPUs %d" % median(nmis[t])
+        # ringcheck's -r runs the job under an sh -c: not its reader
+        if reader.get(t) and t in ("nmiprof", "perf_g", "perf_dwarf"):
+            line += "  reader CPU %.1fM ns" % (median(reader[t]) / 1e6)
         if notes.get(t):
             n = median([s for s, _ in notes[t]])
             by = median([x for _, x in notes[t]])

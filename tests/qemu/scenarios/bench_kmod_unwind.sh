@@ -8,7 +8,9 @@
 #        fp        deep (frame pointers), unwind_tables=0: frame-pointer walks
 #        table     deep, tables on: table walks of the same stacks
 #        table_nofp  deep_nofp (-fomit-frame-pointer), tables on
-#      and the folded stacks of each run (frames per sample).
+#      and the folded stacks of each run (frames per sample).  record
+#      samples all of CPU 0 there (-a -C 0): a followed process is
+#      sampled from its CPU's own timer, not by NMI.
 #  (b) bytes per sample and slowdown of a fixed job (deep_nofp 40 on
 #      CPU 0; span from start to end in guest time) alone, under
 #      `nmiprof record --backend kmod`, `perf record -g` and `perf record
@@ -57,9 +59,15 @@ cost() {
 	echo "$3" >$P
 	_w0=$(walks)
 	kmod_trace_start
-	nmiprof record -o /tmp/c.prof --backend kmod -F 1000 -C 0 -- \
-		taskset -c 0 $2 40 600 >/dev/null 2>"$RESULTS/cost_$1.rec" ||
-		fail "record ($1): $(tail -n 1 "$RESULTS/cost_$1.rec")"
+	# CPU 0 whole, not the job followed: a followed process is sampled
+	# from its own CPU's timer, not by NMI (kmod/source_ipi.c).
+	nmiprof record -o /tmp/c.prof --backend kmod -F 1000 -a -C 0 \
+		>/dev/null 2>"$RESULTS/cost_$1.rec" &
+	_rp=$!
+	sleep 1
+	taskset -c 0 $2 40 600 >/dev/null
+	kill -INT $_rp
+	wait $_rp || fail "record ($1): $(tail -n 1 "$RESULTS/cost_$1.rec")"
 	kmod_trace_save "cost_$1"
 	echo "walks $_w0 $(walks)" >"$RESULTS/cost_$1.walks"
 	nmiprof status >"$RESULTS/cost_$1.status" 2>&1
@@ -74,20 +82,26 @@ cost fp2 deep 0
 
 # (b) slowdown: the job's span in guest time (CLOCK_MONOTONIC, from
 # /proc/timer_list: busybox date has no ns).
+# Outside the span, where its instructions go: the CPU time of the job's
+# parent (the tool's reader: record, perf; ringcheck's sh -c) and each
+# CPU's timer interrupts and NMIs (/tmp/a0, /tmp/a1).
 cat >/tmp/job.sh <<EOF
+{ cut -d' ' -f1 /proc/\$PPID/schedstat; grep -E '^ *(NMI|LOC):' /proc/interrupts; } >/tmp/a0
 awk '/^now at/ { print \$3; exit }' /proc/timer_list >/tmp/t0
 taskset -c 0 deep_nofp 40 $ROUNDS >/tmp/j1
 awk '/^now at/ { print \$3; exit }' /proc/timer_list >/tmp/t1
+{ cut -d' ' -f1 /proc/\$PPID/schedstat; grep -E '^ *(NMI|LOC):' /proc/interrupts; } >/tmp/a1
 EOF
 # record TOOL ROUND NOTE: the span, one line in runs.txt
 record() {
 	if [ -s /tmp/t0 ] && [ -s /tmp/t1 ]; then
 		echo "run $1 $2 $(($(cat /tmp/t1) - $(cat /tmp/t0))) $3" |
 			tee -a "$RESULTS/runs.txt"
+		{ echo "== $1 $2"; cat /tmp/a0 /tmp/a1; } >>"$RESULTS/attrib.txt"
 	else
 		fail "$1 run $2: the job left no times"
 	fi
-	rm -f /tmp/t0 /tmp/t1
+	rm -f /tmp/t0 /tmp/t1 /tmp/a0 /tmp/a1
 }
 perf_samples() {
 	perf report -i /tmp/perf.data --stats 2>/dev/null |
