@@ -32,6 +32,7 @@
 #include "np_recfmt.h"
 #include "np_kring.h"
 #include "np_kmod_unwind.h"
+#include "np_fileio.h"
 
 #define NR_MASK_BITS	(sizeof(((struct nmiprof_config *)0)->cpumask) * 8)
 #define NOT_FOLLOWED_SLOTS	1024	/* remembered non-descendants */
@@ -319,23 +320,11 @@ static void follow(struct kmod_backend *kb, uint32_t pid)
 /* The parent of a live process from /proc/PID/stat, or 0. */
 static uint32_t parent_of(uint32_t pid)
 {
-	char path[64], buf[512], *p;
+	char path[64], state;
 	unsigned int ppid;
-	size_t n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "pid (comm) state ppid ...": comm may hold spaces and parens */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %u", &ppid) != 1)
-		return 0;
-	return ppid;
+	return np_proc_stat(path, &state, &ppid) ? 0 : ppid;
 }
 
 /*

@@ -13,19 +13,23 @@
  * /proc alone would have to be polled to see new mappings; MMAP2 alone
  * knows nothing of processes started before us.  A process's set is
  * sent when its first sample arrives (that sample still used frame
- * pointers), again after an MMAP2 of code or an exec, and dropped at its
- * EXIT.  Compiles the unwinder deferred are asked for again a second on.
+ * pointers), again after an MMAP2 of code or an exec, and dropped when
+ * its last thread exits: a leader's EXIT leaves it to threads still
+ * running, as the module does (it takes the mm from any live thread).
+ * Compiles the unwinder deferred are asked for again a second on.
  *
  * A set a sample asks for is sent there and then, not at the drain's
  * flush: the consumer sees every event of the drain first, and its work
  * on a new process (loading the symbols of its objects) took a second
  * under QEMU, as long as the process ran.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "np_clock.h"
+#include "np_fileio.h"
 #include "np_grow.h"
 #include "np_idx.h"
 #include "np_kmod_unwind.h"
@@ -39,6 +43,7 @@
 struct kproc {
 	uint32_t pid;
 	uint8_t dirty;			/* set to be (re)sent */
+	uint8_t leader_gone;		/* its leader exited, threads live on */
 	uint64_t retry_ns;		/* deferred compiles: resend then */
 };
 
@@ -152,6 +157,30 @@ static void drop_set(struct np_kmod_unwind *k, uint32_t pid)
 
 static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now);
 
+/* Does pid have a thread that has not exited (its leader may be a zombie)? */
+static int threads_live(uint32_t pid)
+{
+	unsigned int ppid;
+	struct dirent *e;
+	char path[64], st;
+	int live = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!live && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/stat", pid,
+			 e->d_name);
+		live = !np_proc_stat(path, &st, &ppid) && st != 'Z' && st != 'X';
+	}
+	closedir(d);
+	return live;
+}
+
 void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 {
 	struct kproc *p;
@@ -176,16 +205,23 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 		return;
 	case NP_EV_COMM:
 		np_unwinder_event(k->uw, ev);
-		if (ev->comm.exec)
-			mark(k, proc_find(k, ev->comm.pid));
+		if (ev->comm.exec && (p = proc_find(k, ev->comm.pid))) {
+			p->leader_gone = 0;	/* the exec'ing thread leads now */
+			mark(k, p);
+		}
 		return;
 	case NP_EV_EXIT:
 		np_unwinder_event(k->uw, ev);
-		p = ev->task.pid == ev->task.tid ? proc_find(k, ev->task.pid) : NULL;
-		if (p) {
-			drop_set(k, p->pid);
-			forget(k, p);
+		p = proc_find(k, ev->task.pid);
+		if (!p || (ev->task.pid != ev->task.tid && !p->leader_gone))
+			return;
+		/* the leader, or a thread after it: the last one drops the set */
+		if (threads_live(p->pid)) {
+			p->leader_gone = 1;
+			return;
 		}
+		drop_set(k, p->pid);
+		forget(k, p);
 		return;
 	case NP_EV_FORK:
 		np_unwinder_event(k->uw, ev);

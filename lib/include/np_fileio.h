@@ -15,5 +15,7 @@ int np_write_all(int fd, const void *buf, size_t len);
  * dir.  0 or -errno. */
 int np_write_atomic(const char *dir, const char *name, const void *buf,
 		    size_t len);
+/* State letter and parent pid from a /proc/PID[/task/TID]/stat file. */
+int np_proc_stat(const char *path, char *state, unsigned int *ppid);
 
 #endif /* NP_FILEIO_H */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "np_fileio.h"
@@ -142,4 +143,22 @@ int np_write_atomic(const char *dir, const char *name, const void *buf,
 	ret = fsync(dfd) ? -errno : 0;
 	close(dfd);
 	return ret;
+}
+
+int np_proc_stat(const char *path, char *state, unsigned int *ppid)
+{
+	FILE *f = fopen(path, "re");
+	char buf[512], *p;
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": comm may hold spaces and parens */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %u", state, ppid) != 2)
+		return -EINVAL;
+	return 0;
 }

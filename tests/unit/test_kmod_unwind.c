@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "check.h"
 #include "np_kmod_unwind.h"
 
@@ -163,12 +165,18 @@ static void test_set_from_proc_maps(void)
 	unwind_free(k, dir);
 }
 
-static void exit_of(struct np_kmod_unwind *k, uint32_t pid)
+static void thread_exit_of(struct np_kmod_unwind *k, uint32_t pid, uint32_t tid)
 {
 	struct np_event ev = { .type = NP_EV_EXIT };
 
-	ev.task.pid = ev.task.tid = pid;
+	ev.task.pid = pid;
+	ev.task.tid = tid;
 	np_kmod_unwind_event(k, &ev);
+}
+
+static void exit_of(struct np_kmod_unwind *k, uint32_t pid)
+{
+	thread_exit_of(k, pid, pid);
 }
 
 /*
@@ -213,10 +221,47 @@ static void test_exit_forgets(void)
 	unwind_free(k, dir);
 }
 
+/*
+ * A leader that exits before its threads leaves the process sampled: the
+ * module keeps the set (it takes the mm from a live thread), and so must
+ * we, until the last thread's EXIT.  Here the process is a child, alive
+ * while the leader's EXIT is handed over, gone at its thread's.
+ */
+static void test_leader_exit_keeps_set(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
+	struct np_kmod_unwind *k = unwind_new(dir);
+	pid_t child;
+
+	if (!k)
+		return;
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0);
+	nr_sets = nr_drops = 0;
+	exec_of(k, child, 0x400000);
+	sample_of(k, child, 0x401000);
+	CHECK(nr_sets == 1, "%d sets", nr_sets);
+	exit_of(k, child);
+	CHECK(nr_drops == 0, "set dropped at the leader's EXIT, threads live");
+	sample_of(k, child, 0x401000);
+	CHECK(nr_sets == 1, "%d sets: the set was forgotten and sent again",
+	      nr_sets);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	thread_exit_of(k, child, child + 1);
+	CHECK(nr_drops == 1, "%d drops at the last thread's EXIT", nr_drops);
+	unwind_free(k, dir);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_set_sent_at_first_sample),
 	NP_CASE(test_set_from_proc_maps),
 	NP_CASE(test_exit_forgets),
+	NP_CASE(test_leader_exit_keeps_set),
 	{ 0 }
 };
 
