@@ -101,6 +101,13 @@ struct cli_source {
 	const char *labels[32];	/* --label K=V, all of them */
 	unsigned int nr_labels;
 	int by_pid;		/* rows per pid (--sort pid, --pid): else pid 0 */
+	/*
+	 * --cluster: the view is only the first max_rows rows (0: all) in
+	 * this order, no call graph: the server ranks them.
+	 */
+	int rows_only;
+	enum topview_sort order;
+	size_t max_rows;
 };
 
 /* Long options shared by report and export (short ones: i, K, U). */

@@ -232,6 +232,59 @@ nomem:
 	return EXIT_FAILURE_RT;
 }
 
+/* ---- rows only: ranked by the server ------------------------------- */
+
+struct top_ctx {
+	struct topview *tv;
+	uint32_t cpu;
+	int by_cpu;
+};
+
+static int add_top_row(const struct np_fleet_top_row *r, void *arg)
+{
+	struct top_ctx *t = arg;
+	struct topview_row row = {
+		.self = (double)r->self, .children = (double)r->children,
+		.pid = r->pid, .cpu = t->by_cpu ? t->cpu : 0, .kernel = r->kernel,
+		.comm = r->comm, .dso = r->dso, .sym = r->sym,
+	};
+
+	return topview_add_row(t->tv, &row);
+}
+
+/* 0 with the rows in tv, 1 if the database can't rank them, or an exit code. */
+static int load_top(const char *cmd, struct np_ch *c, const struct cli_source *src,
+		    const struct np_fleet_filter *ff, struct topview *tv)
+{
+	const struct topview_keys *k = topview_keys(tv);
+	const struct topview_filter *f = topview_filter(tv);
+	struct np_fleet_top t = {
+		.by_comm = topview_keys_has(k, TOPVIEW_KEY_COMM),
+		.by_pid = topview_keys_has(k, TOPVIEW_KEY_PID),
+		.by_sym = topview_keys_has(k, TOPVIEW_KEY_SYM),
+		.kernel = f->kernel, .user = f->user,
+		.by_children = src->order == TOPVIEW_SORT_CHILDREN,
+		.limit = src->max_rows,
+	};
+	struct top_ctx ctx = {
+		.tv = tv, .cpu = f->cpu >= 0 ? (uint32_t)f->cpu : 0,
+		.by_cpu = topview_keys_has(k, TOPVIEW_KEY_CPU),
+	};
+	uint64_t shown;
+	char err[600];
+	int ret;
+
+	t.by_dso = t.by_sym || topview_keys_has(k, TOPVIEW_KEY_DSO);
+	ret = np_fleet_query_top(c, ff, &t, add_top_row, &ctx, &shown, err, sizeof(err));
+	if (ret < 0) {
+		cli_error(cmd, "%s", err);
+		return strcmp(err, "out of memory") ? EXIT_BAD_INPUT : EXIT_FAILURE_RT;
+	}
+	if (!ret)
+		topview_add_shown(tv, (double)shown);
+	return ret;
+}
+
 /* A stack the server has no frames for still counts, as one frame. */
 static const struct np_frame unknown_frame = { "[unknown]", "[unknown stack]", 0 };
 
@@ -256,7 +309,14 @@ int cli_load_cluster(const char *cmd, const struct cli_source *src,
 		np_ch_close(c);
 		return EXIT_BAD_INPUT;
 	}
-	ret = fetch(cmd, c, &ff, &rows, &map);
+	/* Only the top rows, no call graph: the server ranks them. */
+	ret = 1;
+	if (src->rows_only && !f->search[0] &&
+	    !topview_keys_has(topview_keys(tv), TOPVIEW_KEY_TID) &&
+	    (src->order == TOPVIEW_SORT_SELF || src->order == TOPVIEW_SORT_CHILDREN))
+		ret = load_top(cmd, c, src, &ff, tv);
+	if (ret == 1)
+		ret = fetch(cmd, c, &ff, &rows, &map);
 	np_ch_close(c);
 	for (size_t i = 0; !ret && i < rows.n; i++) {
 		const struct count_row *r = &rows.v[i];

@@ -216,6 +216,9 @@ int cmd_report(int argc, char **argv)
 		return ret;
 	}
 	src.by_pid = topview_keys_has(&keys, TOPVIEW_KEY_PID);
+	src.rows_only = !to.callgraph && !to.chains;
+	src.order = sort;
+	src.max_rows = to.max_rows;
 	ret = cli_load_view("report", &src, &f, &keys, &tv, &info);
 	if (ret)
 		return ret;

@@ -146,4 +146,33 @@ struct np_fleet_totals {
 int np_fleet_query_totals(struct np_ch *c, const struct np_fleet_filter *f,
 			  struct np_fleet_totals *t, char *err, size_t errlen);
 
+/*
+ * report's rows ranked by the server, no stack downloaded: per row, the
+ * samples whose innermost kept frame falls in it (self) and those with
+ * any kept frame in it (children, once a sample), over the frames kept.
+ * The order is topview_sort()'s, ties included, so the first limit rows
+ * are the same as a view of every sample would show.
+ */
+struct np_fleet_top {
+	int by_comm, by_pid, by_dso, by_sym;	/* what rows group by */
+	int kernel, user;			/* the frames kept */
+	int by_children;			/* else by self */
+	size_t limit;				/* rows; 0: all */
+};
+struct np_fleet_top_row {
+	const char *comm, *dso, *sym;		/* "" unless grouped by */
+	uint32_t pid;				/* 0 unless by_pid */
+	int kernel;
+	uint64_t self, children;
+};
+typedef int (*np_fleet_top_fn)(const struct np_fleet_top_row *r, void *arg);
+/*
+ * fn gets the rows in order; *shown is the count of samples with a frame
+ * kept (the 100 %).  0; 1 when the database keeps frames only inline (the
+ * first schema): read the stacks then; -1 with err.
+ */
+int np_fleet_query_top(struct np_ch *c, const struct np_fleet_filter *f,
+		       const struct np_fleet_top *t, np_fleet_top_fn fn,
+		       void *arg, uint64_t *shown, char *err, size_t errlen);
+
 #endif /* NP_FLEET_H */

@@ -118,6 +118,15 @@ const char *topview_sort_name(enum topview_sort s);
 
 /* Returns 0, or -ENOMEM (the sample is then not counted anywhere). */
 int topview_add(struct topview *tv, const struct topview_sample *s);
+/*
+ * A row summed elsewhere (a server ranked it), for a view of rows only:
+ * no samples stand behind it, so it has no call-graph edges or stacks,
+ * and a filter or key change (a rebuild from the samples) drops it.  Its
+ * fields as topview_row's, strings copied; shown is added to the view's
+ * 100 % (the weight of the samples with a frame kept).  0 or -ENOMEM.
+ */
+int topview_add_row(struct topview *tv, const struct topview_row *r);
+void topview_add_shown(struct topview *tv, double shown);
 /* Regroups rows by k (default: TOPVIEW_KEYS_DEFAULT). */
 int topview_set_keys(struct topview *tv, const struct topview_keys *k);
 const struct topview_keys *topview_keys(const struct topview *tv);

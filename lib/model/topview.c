@@ -691,6 +691,33 @@ int topview_add(struct topview *tv, const struct topview_sample *s)
 	return account(tv, b, s->weight);
 }
 
+int topview_add_row(struct topview *tv, const struct topview_row *r)
+{
+	int64_t comm = str_intern(&tv->strs, r->comm ? r->comm : "");
+	int64_t dso = str_intern(&tv->strs, r->dso ? r->dso : "");
+	int64_t sym = str_intern(&tv->strs, r->sym ? r->sym : "");
+	struct row *row;
+
+	if (comm < 0 || dso < 0 || sym < 0 ||
+	    NP_GROW(tv->rows, tv->cap_rows, tv->nr_rows + 1))
+		return -ENOMEM;
+	/* Not indexed: no sample is ever counted in it. */
+	row = &tv->rows[tv->nr_rows++];
+	memset(row, 0, sizeof(*row));
+	row->pub = *r;
+	row->pub.comm = tv->strs.str[comm];
+	row->pub.dso = tv->strs.str[dso];
+	row->pub.sym = tv->strs.str[sym];
+	row->k = (struct row_key){ NO_ID, 0, 0, 0, NO_ID, NO_ID, 0 };
+	return 0;
+}
+
+void topview_add_shown(struct topview *tv, double shown)
+{
+	tv->total += shown;
+	tv->total_raw += shown;
+}
+
 int topview_set_filter(struct topview *tv, const struct topview_filter *f)
 {
 	int same = tv->filter.cpu == f->cpu && tv->filter.pid == f->pid &&

@@ -165,6 +165,29 @@ compare() {	# WHAT
 	[ "$n1" -gt 100 ] && [ "$n2" -gt 100 ] || fail "$1: too few samples ($n1, $n2)"
 	pass "$1: cluster = union of the local stores: $n1 + $n2 samples in $(wc -l <"$WORK/lall.folded") stacks, per host and in total"
 }
+# The report's table (the server ranks the rows) against each host's local
+# store's, sorted and filtered many ways: the same rows, weights, order
+# and "shown" total.  The first two lines name the source.
+table() { tail -n +3; }
+compare_reports() {	# WHAT
+	u1=$(( $(cursor 1) / 1000000000 ))
+	k=0
+	for o in "" "-n 5" "--children" "-K" "-U -n 7" "-s sym" "-s dso" \
+		"-s comm" "-s pid,sym --children" "-s comm,pid,dso,sym -n 3" \
+		"--comm hot" "-U -s dso,comm --children" "--percent-limit 1"; do
+		# shellcheck disable=SC2086
+		"$NMIPROF" report --store "$WORK/s1" --until "@$u1" $o | table >"$WORK/rl.txt" ||
+			fail "$1: report --store $o"
+		# shellcheck disable=SC2086
+		"$NMIPROF" report --cluster "$U1" --host web-1 --until "@$u1" $o | table \
+			>"$WORK/rc.txt" || fail "$1: report --cluster $o"
+		cmp -s "$WORK/rl.txt" "$WORK/rc.txt" ||
+			{ diff "$WORK/rl.txt" "$WORK/rc.txt" | head -n 10
+			  fail "$1: report --cluster $o differs from the local store's"; }
+		k=$((k + $(grep -c . "$WORK/rc.txt")))
+	done
+	pass "$1: report --cluster = the local store's report, 13 ways ($k lines)"
+}
 # No (host, slice) committed twice; committed batches' samples are the totals.
 check_no_dups() {
 	d=$(ch_q 1 "SELECT count() FROM (SELECT host, start, count() AS c FROM nmiprof.slices GROUP BY host, start HAVING c > 1)")
@@ -187,6 +210,7 @@ wait_synced 2
 stop_daemon 1
 stop_daemon 2
 compare "two hosts"
+compare_reports "two hosts"
 
 "$NMIPROF" report --cluster "$U1" --sort host >"$WORK/byhost.txt" || fail "report --sort host"
 grep -Eq '^ +[0-9.]+% +[0-9]+ +web-1$' "$WORK/byhost.txt" &&
@@ -396,6 +420,16 @@ FROM (SELECT stack, any(t) AS t, arraySort(groupArray((n, kernel, dso, func, off
   GROUP BY stack)" insert_distributed_sync=1
 folded --cluster "$U1" >"$WORK/dict.folded" || fail "6: export --cluster"
 folded --cluster "$V1" >"$WORK/v1.folded" || fail "6: export --cluster of the first schema"
+# The first schema's rows come from its stacks (the client sums them), the
+# frame dictionary's from the server: the same table.
+for o in "" "-K --children" "-s pid,dso -n 4"; do
+	# shellcheck disable=SC2086
+	"$NMIPROF" report --cluster "$V1" $o | tail -n +2 >"$WORK/rv1.txt" || fail "6: report $o"
+	# shellcheck disable=SC2086
+	"$NMIPROF" report --cluster "$U1" $o | tail -n +2 >"$WORK/rdict.txt" || fail "6: report $o"
+	cmp -s "$WORK/rv1.txt" "$WORK/rdict.txt" ||
+		{ diff "$WORK/rv1.txt" "$WORK/rdict.txt" | head; fail "6: report $o: the server's rows differ"; }
+done
 cmp -s "$WORK/dict.folded" "$WORK/v1.folded" ||
 	{ diff "$WORK/dict.folded" "$WORK/v1.folded" | head; fail "6: the first schema's stacks differ"; }
 "$NMIPROF" cluster init --name fleet "$V1" "${U2%=*}=nmiprof_v1" \

@@ -306,8 +306,35 @@ static void test_keys(void)
 	topview_free(tv);
 }
 
+/* Rows a server summed: sorted like the others, the shown total given. */
+static void test_add_row(void)
+{
+	struct topview *tv = topview_new();
+	struct topview_row r1 = { .self = 2, .children = 9, .comm = "sh",
+				  .dso = "/bin/sh", .sym = "b" };
+	struct topview_row r2 = { .self = 5, .children = 5, .comm = "sh",
+				  .dso = "[kernel.kallsyms]", .sym = "k", .kernel = 1 };
+	struct topview_row r3 = r1;
+	char name[] = "a";
+
+	r3.sym = name;		/* a tie with r1 but for the name */
+	CHECK(!topview_add_row(tv, &r1) && !topview_add_row(tv, &r2) &&
+	      !topview_add_row(tv, &r3));
+	name[0] = 'z';		/* copied */
+	topview_add_shown(tv, 20);
+	CHECK_NEAR(topview_total(tv), 20);
+	CHECK(topview_sort(tv, TOPVIEW_SORT_SELF) == 3);
+	CHECK(!strcmp(topview_row(tv, 0)->sym, "k") && topview_row(tv, 0)->kernel);
+	CHECK(!strcmp(topview_row(tv, 1)->sym, "a") && !strcmp(topview_row(tv, 2)->sym, "b"));
+	CHECK(topview_sort(tv, TOPVIEW_SORT_CHILDREN) == 3);
+	CHECK(!strcmp(topview_row(tv, 0)->sym, "a") && !strcmp(topview_row(tv, 2)->sym, "k"));
+	CHECK(!strcmp(topview_row(tv, 0)->comm, "sh") && fabs(topview_row(tv, 0)->children - 9) < 1e-9);
+	topview_free(tv);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_keys),
+	NP_CASE(test_add_row),
 	NP_CASE(test_self_children),
 	NP_CASE(test_sort),
 	NP_CASE(test_filters),
