@@ -25,7 +25,8 @@
 #      slices; 0 skips it)
 #
 #   bench_fleet.sh NMIPROF BENCH_STORE_SIZE WORKDIR [BENCH_DAEMON_CPU NMIPROFD]
-# Env: HOSTS HOURS ROWS POOL.  Exits 77 where clickhouse-server is missing.
+# Env: HOSTS HOURS ROWS POOL; OLD_NMIPROF (4. against that binary).
+# Exits 77 where clickhouse-server is missing.
 set -u
 NMIPROF=$1 STORE_BENCH=$2 WORK=$3/bench.$$ CPU_BENCH=${4:-} NMIPROFD=${5:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -169,19 +170,53 @@ awk -v s="$samples" -v r="$srows" -v a="$B_samples_local" -v b="$B_stack_frames_
 	if (l > 0) printf "  local store (bench_store_size, same rate, same run): %.2f B/sample: server/local = %.2f\n", l, t / s / l
 	printf "  target: < 8 B/sample\n" }'
 
-# 4. the fleet top-50 against one host's, same run, best of 3
+# 4. the fleet top-50 against one host's, same run, best of 3; with
+# OLD_NMIPROF, that binary and this one alternating, 3 runs each: wall,
+# client CPU (user + sys), both servers' CPU (their /proc stat), load.
+srv_cpu() {	# both servers' user + sys, in ticks
+	echo $(( $(awk '{ print $14 + $15 }' "/proc/$CH_PID1/stat") +
+		 $(awk '{ print $14 + $15 }' "/proc/$CH_PID2/stat") ))
+}
+TICK=$(getconf CLK_TCK)
+run1() {	# BIN OUT ARGS...: one run, "wall client server load"
+	bin=$1 out=$2; shift 2
+	c0=$(srv_cpu) t=$(now)
+	/usr/bin/time -f '%U %S' -o "$WORK/time" "$bin" report --cluster "$U1" -n 50 "$@" \
+		>"$out" 2>"$WORK/err" || { echo "failed: $(tail -n 1 "$WORK/err")" >&2; echo -1; return; }
+	dt=$(echo "$(now) - $t" | bc -l)
+	c1=$(srv_cpu)
+	awk -v w="$dt" -v s=$((c1 - c0)) -v k="$TICK" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
+		'{ printf "%.3f %.2f %.2f %s\n", w, $1 + $2, s / k, l }' "$WORK/time"
+}
 q() {
 	best=
 	for k in 1 2 3; do
-		t=$(now)
-		"$NMIPROF" report --cluster "$U1" -n 50 "$@" >"$WORK/report.txt" 2>&1 ||
-			{ echo "failed: $(tail -n 1 "$WORK/report.txt")" >&2; echo -1; return; }
-		dt=$(echo "$(now) - $t" | bc -l)
+		dt=$(run1 "$NMIPROF" "$WORK/report.txt" "$@" | cut -d' ' -f1)
+		[ "$dt" = -1 ] && { echo -1; return; }
 		if [ -z "$best" ] || [ "$(echo "$dt < $best" | bc -l)" = 1 ]; then best=$dt; fi
 	done
 	echo "$best"
 }
 [ -n "${PAUSE:-}" ] && { echo "$U1" >"$WORK/url"; sleep "$PAUSE"; }
+if [ -n "${OLD_NMIPROF:-}" ]; then
+	echo "fleet top-50, $OLD_NMIPROF (old) and $NMIPROF (new) alternating:"
+	: >"$WORK/runs"
+	for k in 1 2 3; do
+		for v in old new; do
+			[ $v = old ] && b=$OLD_NMIPROF || b=$NMIPROF
+			r=$(run1 "$b" "$WORK/report.$v.txt")
+			echo "$v $r" >>"$WORK/runs"
+			echo "$r" | awk -v v=$v '{ printf "  %s: wall %.3f s, client CPU %.2f s, server CPU %.2f s, load %s\n", v, $1, $2, $3, $4 }'
+		done
+	done
+	awk '$2 >= 0 { n[$1]++; w[$1] += $2; c[$1] += $3; s[$1] += $4; if (!($1 in b) || $2 < b[$1]) b[$1] = $2 }
+	END { if (n["old"] && n["new"]) {
+		printf "  mean old: wall %.3f s (best %.3f), client %.2f s, server %.2f s\n", w["old"] / n["old"], b["old"], c["old"] / n["old"], s["old"] / n["old"]
+		printf "  mean new: wall %.3f s (best %.3f), client %.2f s, server %.2f s\n", w["new"] / n["new"], b["new"], c["new"] / n["new"], s["new"] / n["new"]
+		printf "  new/old: wall %.2f, client CPU %.2f, server CPU %.2f\n", w["new"] / w["old"], c["new"] / c["old"], s["new"] / s["old"] } }' "$WORK/runs"
+	cmp -s "$WORK/report.old.txt" "$WORK/report.new.txt" && echo "  output: identical" ||
+		echo "  output: DIFFERS (diff $WORK/report.old.txt $WORK/report.new.txt)"
+fi
 one=$(q --host host-1)
 all=$(q)
 awk -v a="$all" -v o="$one" -v h="$HOSTS" -v r="$srows" 'BEGIN {
