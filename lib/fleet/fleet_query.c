@@ -154,11 +154,13 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 	char *cur, *fld[5];
 	int ret;
 
-	np_ch_buf_printf(&sql, "SELECT %s AS h, %s AS p, comm, stack, sum(count)"
-			 " FROM %s.samples", f->by_host ? "host" : "''",
-			 f->by_pid ? "pid" : "toUInt32(0)", db);
+	/* One number to group by, as top_buckets() */
+	np_ch_buf_printf(&sql, "SELECT %s, %s, any(comm), any(stack), sum(count) FROM %s.samples",
+			 f->by_host ? "any(host)" : "''",
+			 f->by_pid ? "any(pid)" : "toUInt32(0)", db);
 	samples_where(&sql, db, f);
-	np_ch_buf_str(&sql, " GROUP BY h, p, comm, stack FORMAT TabSeparated");
+	np_ch_buf_printf(&sql, " GROUP BY bitXor(stack, cityHash64(comm%s%s)) FORMAT TabSeparated",
+			 f->by_host ? ", host" : "", f->by_pid ? ", pid" : "");
 	ret = run(c, &sql, &out, err, errlen);
 	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 5) == 5;) {
 		struct np_fleet_count fc = {
