@@ -48,6 +48,8 @@ INIT_MARK = "@@NMIPROF-BENCH-INIT@@"
 BOOT_LIMIT_S = 60
 DONE_MARK = "@@NMIPROF-BENCH-DONE@@"
 NMI_MARK = "@@NMIPROF-BENCH-NMI-START@@"
+PANIC_MARK = "@@NMIPROF-BENCH-PANIC-ARMED@@"
+PANIC_LINE = "Kernel panic - not syncing: "
 RES_BEGIN = "@@NMIPROF-RESULTS-BEGIN@@"
 RES_END = "@@NMIPROF-RESULTS-END@@"
 TAIL_LINES = 60
@@ -82,6 +84,7 @@ class Scenario:
         self.allow = []
         self.kmod = "required"
         self.nmi_rate, self.nmi_duration = 0.0, 0.0
+        self.panic = None  # @panic REGEX: must end in that panic (check_panic())
         self.icount = None  # @icount SHIFT, see qemu_cmd()
         with open(self.path) as f:
             for n, line in enumerate(f, 1):
@@ -123,6 +126,9 @@ class Scenario:
                 self.icount = int(val)
                 if not 0 <= self.icount <= 10:
                     raise ValueError(val)
+            elif key == "panic":
+                self.panic = val
+                self.panic_re = re.compile(re.escape(PANIC_LINE) + val)
             elif key == "nmi":
                 rate, duration = val.split()
                 self.nmi_rate, self.nmi_duration = float(rate), float(duration)
@@ -513,6 +519,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     g = Guest(cmd, console)
     t_init = t_done = None
     injector = None
+    nmi_sent = 0  # by the injectors before the current one
+    scan = 0  # g.text up to here has been searched for NMI_MARK
     ctl = None  # connection to ttyS2, once the guest has been told
     timed_out = False
     boot_hung = False
@@ -527,12 +535,21 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
             now = time.monotonic() - g.start
             if t_init is None and INIT_MARK in seen:
                 t_init = now
-            if NMI_MARK in seen and injector is None:
+            # Each nmi_start asks for one more injection, once the last is over.
+            mark = g.text.find(NMI_MARK, scan)
+            if mark >= 0 and (not injector or ctl is not None):
+                scan = mark + len(NMI_MARK)
                 if scn.nmi_rate > 0:
+                    if injector:
+                        nmi_sent += injector.sent
+                        ctl.close()
+                        ctl = None
                     injector = NMIInjector(qmp_sock, scn.nmi_rate, scn.nmi_duration)
                     injector.start()
                 else:
                     injector = False  # declared nothing: ignore the request
+            elif mark < 0:
+                scan = max(scan, len(g.text) - len(NMI_MARK))
             if injector and ctl is None and not injector.is_alive():
                 ctl = tell_guest(ctl_sock, "@@NMIPROF-NMI-DONE@@ sent=%d" % injector.sent)
             if t_done is None and DONE_MARK in seen:
@@ -596,6 +613,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
                 os.path.join(resdir, "failures")) else ""
             problems.append("scenario exited with status %s%s" % (
                 status, (": " + "; ".join(fails.splitlines())) if fails else ""))
+    if scn.panic:
+        texts[0] = check_panic(scn, texts[0], problems)
     p, notes = logcheck.check(texts, tainted, scn.allow)
     problems += p
 
@@ -608,7 +627,7 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         "qemu_total_s": round(t_total, 3),
         "host_loadavg": " ".join(load_start),
         "host_loadavg_end": " ".join(open("/proc/loadavg").read().split()[:3]),
-        "nmi_sent": injector.sent if injector else 0,
+        "nmi_sent": nmi_sent + injector.sent if injector else 0,
         "nmi_elapsed_s": round(injector.elapsed, 3) if injector else 0,
         "nmi_error": injector.error if injector else None,
         "tainted": tainted, "taint_flags": "".join(
@@ -616,7 +635,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         "notes": notes, "problems": problems, "rundir": rundir,
         "boot_hung": boot_hung,
     }
-    if injector and injector.error:
+    # An injection the expected panic cut short is no failure.
+    if injector and injector.error and not (scn.panic and scn.panic_re.search(g.text)):
         problems.append("NMI injection failed: " + injector.error)
 
     # Host-side assertions on the results, if the scenario has them.
@@ -655,6 +675,20 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     print("bench: %s on %s: %s (details: %s)" % (scn.name, kver, "PASS" if ok else "FAIL",
                                                 rundir), flush=True)
     return ok, summary
+
+
+def check_panic(scn, console, problems):
+    """A "@panic" scenario passes only if its console shows the panic after
+    expect_panic's mark; returns the console without that panic's lines."""
+    mark = console.find(PANIC_MARK)
+    if mark < 0:
+        problems.append("the scenario never reached expect_panic")
+        return console
+    after = console[mark:]
+    if not scn.panic_re.search(after):
+        problems.append("no \"%s%s\" after expect_panic" % (PANIC_LINE, scn.panic))
+    return console[:mark] + "\n".join(
+        l for l in after.splitlines() if not scn.panic_re.search(l))
 
 
 def tcg_patching_artifact(rundir):

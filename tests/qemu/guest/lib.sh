@@ -55,3 +55,27 @@ save() {
 	shift
 	"$@" >"$RESULTS/$_n" 2>&1
 }
+
+# send_results STATUS: the end state and $RESULTS, as a base64 tar.gz on
+# ttyS1 (the host decodes the first such block).
+send_results() {
+	cat /proc/sys/kernel/tainted >"$RESULTS/tainted"
+	cat /proc/modules >"$RESULTS/modules.end"
+	dmesg >"$RESULTS/dmesg.txt"
+	echo "$1" >"$RESULTS/status"
+	{
+		echo "@@NMIPROF-RESULTS-BEGIN@@"
+		tar -C "$RESULTS" -c . | gzip -1 | base64
+		echo "@@NMIPROF-RESULTS-END@@"
+	} >/dev/ttyS1
+}
+
+# expect_panic: what follows must panic the kernel ("@panic REGEX"): the
+# results go to the host now, then a mark on the console; the run passes
+# only if a panic matching REGEX comes after the mark.
+expect_panic() {
+	_rc=0
+	[ -s "$RESULTS/failures" ] && _rc=1
+	send_results $_rc
+	echo "@@NMIPROF-BENCH-PANIC-ARMED@@" >/dev/console
+}

@@ -12,9 +12,12 @@
 # counters instead: every claim on CPU 0 served a request (claims ==
 # samples + the watchdog's requests), none was swallowed, and
 #   injected == unknown + merged,  merged = sent + injected - delivered.
+# Last, with unknown_nmi_panic=1 and the module sampling again, the host's
+# next NMIs must panic the kernel: one claimed by the module would not.
 # @smp 2
 # @timeout 120
 # @nmi 50 10
+# @panic NMI: Not continuing
 # @progs tests/progs/deep tests/progs/nmiprof_ringcheck
 # @modules nmiprof_nmistats
 
@@ -65,3 +68,16 @@ echo "dmesg: $(dmesg | grep -c 'NMI received for unknown reason') unknown-NMI re
 [ $((unknown + merged)) = "$NMI_SENT" ] ||
 	fail "unknown $unknown + merged $merged != $NMI_SENT injected"
 check "rmmod nmiprof" rmmod nmiprof
+
+check "insmod nmiprof.ko again" insmod "$NMIPROF_KO" cpu_time_max_percent=0
+taskset -c 0 deep 60 1000000 >/dev/null &
+job=$!
+nmiprof_ringcheck -c 0 -t 30 -s ipi -f 100000 -k 127 -u 127 >/dev/null 2>&1 &
+reader=$!
+sleep 1
+check "unknown_nmi_panic=1" sh -c "echo 1 >/proc/sys/kernel/unknown_nmi_panic"
+expect_panic
+nmi_start
+nmi_wait
+kill $job $reader
+fail "no panic after $NMI_SENT NMIs with unknown_nmi_panic=1"
