@@ -18,6 +18,12 @@
  * running, as the module does (it takes the mm from any live thread).
  * Compiles the unwinder deferred are asked for again a second on.
  *
+ * The module evicts tables past its budget, least recently used first,
+ * and a set naming one falls back to frame pointers there.  When the
+ * module's eviction count has grown since a process's set went, a sample
+ * of it cut at "no table" sends the set again, its tables loaded anew
+ * (which of ours went is not said: every id we hold is asked for again).
+ *
  * A set a sample asks for is sent there and then, not at the drain's
  * flush: the consumer sees every event of the drain first, and its work
  * on a new process (loading the symbols of its objects) took a second
@@ -44,6 +50,7 @@ struct kproc {
 	uint32_t pid;
 	uint8_t dirty;			/* set to be (re)sent */
 	uint8_t leader_gone;		/* its leader exited, threads live on */
+	uint64_t evicted_at;		/* the module's evictions at its set */
 	uint64_t retry_ns;		/* deferred compiles: resend then */
 };
 
@@ -62,6 +69,8 @@ struct np_kmod_unwind {
 	struct np_idx proc_idx, obj_idx;
 	unsigned int nr_dirty;
 	uint64_t sets_sent, load_errors, set_errors;
+	uint64_t evicted;		/* the module's evictions, last seen */
+	uint64_t objs_at;		/* evictions when objs were last trusted */
 	struct np_uw_span spans[NMIPROF_UW_MAX_MAPS];
 	struct nmiprof_uw_map maps[NMIPROF_UW_MAX_MAPS];
 };
@@ -181,6 +190,17 @@ static int threads_live(uint32_t pid)
 	return live;
 }
 
+/* p's tables may have been evicted: load them again, send its set again. */
+static void reload(struct np_kmod_unwind *k, struct kproc *p)
+{
+	if (k->objs_at < k->evicted) {
+		np_idx_clear(&k->obj_idx);
+		k->nr_objs = 0;
+		k->objs_at = k->evicted;
+	}
+	mark(k, p);
+}
+
 void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 {
 	struct kproc *p;
@@ -192,6 +212,10 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 		p = proc_find(k, ev->sample.pid);
 		if (!p)
 			p = proc_add(k, ev->sample.pid);
+		if (p && !p->dirty && p->evicted_at < k->evicted &&
+		    ev->sample.uframes[ev->sample.nr_uframes - 1] ==
+		    NMIPROF_UW_MARK(NMIPROF_UW_STOP_NO_TABLE))
+			reload(k, p);
 		if (p && p->dirty) {
 			p->dirty = 0;
 			k->nr_dirty--;
@@ -265,6 +289,7 @@ static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now)
 	if (n <= 0)
 		return;
 	req.nr = 0;
+	p->evicted_at = k->evicted;
 	for (int i = 0; i < n; i++) {
 		/*
 		 * /proc/PID/maps shows the kernel's [vsyscall] page, above
@@ -294,6 +319,11 @@ static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now)
 void np_kmod_unwind_flush(struct np_kmod_unwind *k)
 {
 	uint64_t now = np_mono_ns();
+	struct nmiprof_uw_stats us;
+
+	memset(&us, 0, sizeof(us));
+	if (!k->sys->ioctl(k->fd, NMIPROF_IOC_UW_STATS, &us))
+		k->evicted = us.evicted;
 
 	for (uint32_t i = 0; i < k->nr_procs; i++) {
 		struct kproc *p = &k->procs[i];

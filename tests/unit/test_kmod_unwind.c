@@ -19,6 +19,7 @@
 
 static int nr_loads, nr_sets, nr_refused, nr_drops;
 static uint32_t set_pid, set_nr;
+static uint64_t fake_evicted;	/* the module's evictions, as UW_STATS says */
 
 static int fake_ioctl(int fd, unsigned long req, void *arg)
 {
@@ -49,6 +50,10 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		set_nr = m->nr;
 		return 0;
 	}
+	if (req == NMIPROF_IOC_UW_STATS) {
+		((struct nmiprof_uw_stats *)arg)->evicted = fake_evicted;
+		return 0;
+	}
 	errno = ENOTTY;
 	return -1;
 }
@@ -76,15 +81,23 @@ static void exec_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t at)
 	np_kmod_unwind_event(k, &ev);
 }
 
-static void sample_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip)
+/* A sample of pid at ip whose walk ended for reason why (END: no marker). */
+static void sample_cut(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip,
+		       int why)
 {
 	struct np_event ev = { .type = NP_EV_SAMPLE };
+	uint64_t frames[2] = { ip, NMIPROF_UW_MARK(why) };
 
 	ev.sample.pid = ev.sample.tid = pid;
 	ev.sample.ip = ip;
-	ev.sample.nr_uframes = 1;
-	ev.sample.uframes = &ev.sample.ip;
+	ev.sample.nr_uframes = why == NMIPROF_UW_STOP_END ? 1 : 2;
+	ev.sample.uframes = frames;
 	np_kmod_unwind_event(k, &ev);
+}
+
+static void sample_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip)
+{
+	sample_cut(k, pid, ip, NMIPROF_UW_STOP_END);
 }
 
 /* An unwinder over the fake device, its cache in dir (a mkdtemp template). */
@@ -257,11 +270,50 @@ static void test_leader_exit_keeps_set(void)
 	unwind_free(k, dir);
 }
 
+/*
+ * The module evicted tables for its budget: a process sampled again with
+ * its walk cut at "no table" gets its tables loaded and its set sent
+ * again; before any eviction, or once resent, such a sample (a pc the
+ * tables do not cover) sends nothing.
+ */
+static void test_evicted_set_resent(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
+	struct np_kmod_unwind *k = unwind_new(dir);
+	uint32_t pid = getpid();
+	int loads;
+
+	if (!k)
+		return;
+	nr_sets = 0;
+	fake_evicted = 0;
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	CHECK(nr_sets == 1, "%d sets", nr_sets);
+	sample_cut(k, pid, 0x401000, NMIPROF_UW_STOP_NO_TABLE);
+	np_kmod_unwind_flush(k);
+	CHECK(nr_sets == 1, "%d sets: resent with nothing evicted", nr_sets);
+	loads = nr_loads;
+	fake_evicted = 3;
+	np_kmod_unwind_flush(k);
+	sample_of(k, pid, 0x401000);
+	CHECK(nr_sets == 1, "%d sets: resent for a whole walk", nr_sets);
+	sample_cut(k, pid, 0x401000, NMIPROF_UW_STOP_NO_TABLE);
+	CHECK(nr_sets == 2, "%d sets: not resent after an eviction", nr_sets);
+	CHECK(nr_loads > loads, "its tables were not loaded again");
+	sample_cut(k, pid, 0x401000, NMIPROF_UW_STOP_NO_TABLE);
+	np_kmod_unwind_flush(k);
+	CHECK(nr_sets == 2, "%d sets: resent twice for one eviction", nr_sets);
+	fake_evicted = 0;
+	unwind_free(k, dir);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_set_sent_at_first_sample),
 	NP_CASE(test_set_from_proc_maps),
 	NP_CASE(test_exit_forgets),
 	NP_CASE(test_leader_exit_keeps_set),
+	NP_CASE(test_evicted_set_resent),
 	{ 0 }
 };
 
