@@ -90,6 +90,7 @@ struct npd_fleet {
 	char host_label[128];
 	struct fleet_segs pending;	/* last pass's slices past the cursor */
 	struct np_agg *agg;
+	struct np_store_reader *rd;	/* kept: its dictionary and maps */
 	struct np_fleet_rows rows;
 	uint64_t *known;		/* open addressing, 0: empty */
 	size_t nr_known;
@@ -280,6 +281,8 @@ static int fleet_connect(struct npd_fleet *f)
 
 	np_ch_close(f->ch);
 	f->ch = NULL;
+	np_store_reader_close(f->rd);	/* the store may be another one */
+	f->rd = NULL;
 	if (!f->cursor_loaded)
 		fleet_cursor_load(f);
 	if (f->tc.host_label[0])
@@ -588,7 +591,6 @@ static void fleet_log_held(struct npd_fleet *f, size_t held, size_t i)
 static void fleet_pass(struct npd_fleet *f)
 {
 	struct fleet_segs now = { 0 };
-	struct np_store_reader *rd;
 	struct fleet_cursor c;
 	size_t i = 0, held = 0;
 	int lost, failed = 0;
@@ -622,8 +624,11 @@ static void fleet_pass(struct npd_fleet *f)
 		f->build_ids = has;
 		f->need_columns = 0;
 	}
-	rd = np_store_reader_open(f->tc.store_dir);
-	if (!rd) {
+	/*
+	 * Kept open: the epoch's dictionary stays decoded and mapped to
+	 * agg's ids, so a slice costs the decoding of its own records.
+	 */
+	if (!f->rd && !(f->rd = np_store_reader_open(f->tc.store_dir))) {
 		fleet_failed(f, "out of memory");
 		return;
 	}
@@ -657,7 +662,7 @@ static void fleet_pass(struct npd_fleet *f)
 		f->rows.build_ids = f->build_ids;
 		for (; j < f->pending.n && j - i < FLEET_BATCH_SLICES &&
 		       f->rows.samples.len < FLEET_BATCH_BYTES; j++) {
-			ret = fleet_add(f, rd, &f->pending.v[j], &samples);
+			ret = fleet_add(f, f->rd, &f->pending.v[j], &samples);
 			if (ret < 0) {
 				failed = 1;
 				break;
@@ -693,7 +698,6 @@ static void fleet_pass(struct npd_fleet *f)
 		i = j;
 	}
 	fleet_log_held(f, held, i);
-	np_store_reader_close(rd);
 	if (!failed && !f->stop && !fleet_send_lockups(f, &c))
 		fleet_save(f, &c);
 	if (failed || f->stop)
@@ -706,6 +710,8 @@ static void fleet_pass(struct npd_fleet *f)
 	f->mem = f->rows.samples.cap + f->rows.stacks.cap + f->rows.frames.cap +
 		 f->rows.slice.cap + np_idx_mem(&f->rows.new_idx) +
 		 f->rows.cap_new * sizeof(uint64_t) + np_agg_mem(f->agg) +
+		 np_idx_mem(&f->rows.memo_idx) +
+		 f->rows.cap_memo * sizeof(*f->rows.memo) +
 		 FLEET_KNOWN_MAX * sizeof(uint64_t);
 	pthread_mutex_unlock(&f->lock);
 }
@@ -830,6 +836,7 @@ void npd_fleet_stop(struct npd_fleet *f)
 	pthread_mutex_unlock(&f->lock);
 	pthread_join(f->thread, NULL);
 	np_ch_close(f->ch);
+	np_store_reader_close(f->rd);
 	np_fleet_rows_free(&f->rows);
 	np_agg_free(f->agg);
 	free(f->pending.v);

@@ -56,20 +56,11 @@ uint64_t np_fleet_frame_hash(const struct np_sym *f)
 	return frame_hash(f, 0);
 }
 
-/* Stack ids of the slice already hashed. */
-struct seen_stack {
-	uint64_t hash;
-	uint32_t id;
-};
-
 struct rows_ctx {
 	struct np_fleet_rows *r;
 	const struct np_fleet_slice *s;
 	np_fleet_known_fn known;
 	void *known_arg;
-	struct seen_stack *seen;
-	uint32_t nr_seen, cap_seen;
-	struct np_idx idx;		/* over seen[], by id */
 	int oom;
 };
 
@@ -100,16 +91,16 @@ static int sent(struct rows_ctx *c, uint64_t h)
 
 /* RowBinary: a stack's row and the rows of its frames not sent yet. */
 static void stack_rows(struct rows_ctx *c, uint64_t h,
-		       const struct np_prof_sample *ps)
+		       const struct np_sym *const *frames, unsigned int nr)
 {
 	struct np_buf *b = &c->r->stacks, *fb = &c->r->frames;
 	uint32_t t = (uint32_t)(c->s->start_ns / NS_PER_SEC);
 
 	np_ch_rb_u32(b, t);
 	np_ch_rb_u64(b, h);
-	np_put_var(b, ps->nr_frames);
-	for (unsigned int i = 0; i < ps->nr_frames; i++) {
-		const struct np_sym *f = ps->frames[i];
+	np_put_var(b, nr);
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct np_sym *f = frames[i];
 		uint64_t fh = np_fleet_frame_hash(f);
 
 		np_ch_rb_u64(b, fh);
@@ -126,42 +117,87 @@ static void stack_rows(struct rows_ctx *c, uint64_t h,
 	}
 }
 
-static int rows_sample(const struct np_prof_sample *ps, void *arg)
+/* Walk stack id into r->walk; the number of frames, or -1 (ENOMEM). */
+static int walk(struct np_fleet_rows *r, const struct np_stacktab *st,
+		uint32_t stack)
 {
-	struct rows_ctx *c = arg;
+	unsigned int d = np_stacktab_depth(st, stack);
+
+	if (d > r->cap_walk) {
+		const struct np_sym **n = realloc(r->walk, d * sizeof(*n));
+
+		if (!n)
+			return -1;
+		r->walk = n;
+		r->cap_walk = d;
+	}
+	return (int)np_stacktab_walk(st, stack, r->walk, d);
+}
+
+/*
+ * The content hash of stack id, remembered while a's stack table keeps
+ * its ids and its build-ids: the same stacks come back slice after
+ * slice, so a stack is walked and hashed once.  Bounded: forgotten
+ * past NP_FLEET_MEMO_MAX.
+ */
+#define NP_FLEET_MEMO_MAX	(1U << 20)
+
+static int memo_get(struct np_fleet_rows *r, const struct np_stacktab *st,
+		    uint32_t stack, uint64_t *h, int *walked)
+{
+	uint32_t hk = (uint32_t)np_hash_u64(stack);
+	uint32_t pos = np_idx_first(&r->memo_idx, hk), i;
+	int n;
+
+	while ((i = np_idx_next(&r->memo_idx, hk, &pos)) != NP_IDX_NONE)
+		if (r->memo[i].stack == stack) {
+			*h = r->memo[i].hash;
+			*walked = -1;
+			return 0;
+		}
+	n = walk(r, st, stack);
+	if (n < 0)
+		return -1;
+	*walked = n;
+	*h = np_fleet_stack_hash(r->walk, (unsigned int)n);
+	if (r->nr_memo >= NP_FLEET_MEMO_MAX) {
+		r->nr_memo = 0;
+		np_idx_clear(&r->memo_idx);
+	}
+	if (np_grow((void **)&r->memo, &r->cap_memo, r->nr_memo + 1ULL,
+		    sizeof(*r->memo)) ||
+	    np_idx_insert(&r->memo_idx, hk, r->nr_memo))
+		return -1;
+	r->memo[r->nr_memo].stack = stack;
+	r->memo[r->nr_memo].hash = *h;
+	r->nr_memo++;
+	return 0;
+}
+
+static int rows_entry(struct rows_ctx *c, const struct np_stacktab *st,
+		      const struct np_agg_entry *e)
+{
 	struct np_fleet_rows *r = c->r;
 	struct np_buf *b = &r->samples;
-	uint32_t hk = (uint32_t)np_hash_u64(ps->stack);
-	uint32_t pos = np_idx_first(&c->idx, hk), i;
+	const char *comm = np_stacktab_str_get(st, e->comm);
 	uint64_t h;
+	int n;
 
-	while ((i = np_idx_next(&c->idx, hk, &pos)) != NP_IDX_NONE &&
-	       c->seen[i].id != ps->stack)
-		;
-	if (i == NP_IDX_NONE) {
-		if (c->nr_seen == NP_IDX_NONE - 1 ||
-		    np_grow((void **)&c->seen, &c->cap_seen, c->nr_seen + 1ULL,
-			    sizeof(*c->seen)) ||
-		    np_idx_insert(&c->idx, hk, c->nr_seen)) {
-			c->oom = 1;
+	if (memo_get(r, st, e->stack, &h, &n))
+		return -ENOMEM;
+	if (!sent(c, h)) {
+		if (n < 0 && (n = walk(r, st, e->stack)) < 0)
 			return -ENOMEM;
-		}
-		i = c->nr_seen++;
-		h = np_fleet_stack_hash(ps->frames, ps->nr_frames);
-		c->seen[i].id = ps->stack;
-		c->seen[i].hash = h;
-		if (!sent(c, h))
-			stack_rows(c, h, ps);
+		stack_rows(c, h, r->walk, (unsigned int)n);
 	}
-	h = c->seen[i].hash;
 	np_ch_rb_u32(b, (uint32_t)(c->s->start_ns / NS_PER_SEC));
 	np_ch_rb_str(b, c->s->host);
 	np_ch_rb_u64(b, c->s->batch);
-	np_ch_rb_u32(b, ps->pid);
-	np_ch_rb_u32(b, ps->cpu);
-	np_ch_rb_str(b, ps->comm ? ps->comm : "");
+	np_ch_rb_u32(b, e->pid);
+	np_ch_rb_u32(b, e->cpu);
+	np_ch_rb_str(b, comm ? comm : "");
 	np_ch_rb_u64(b, h);
-	np_ch_rb_u64(b, ps->count);
+	np_ch_rb_u64(b, e->count);
 	r->nr_samples_rows++;
 	return c->oom ? -ENOMEM : 0;
 }
@@ -210,11 +246,22 @@ int np_fleet_rows_build(struct np_fleet_rows *r, const struct np_agg *a,
 {
 	struct rows_ctx c = { .r = r, .s = s, .known = known,
 			      .known_arg = known_arg };
-	int ret;
+	const struct np_stacktab *st = np_agg_stacktab(a);
+	const struct np_agg_entry *ents;
+	uint32_t nr;
+	int ret = 0;
 
-	ret = np_profile_foreach(a, rows_sample, &c);
-	free(c.seen);
-	np_idx_free(&c.idx);
+	ents = np_agg_entries(a, &nr);
+	if (r->memo_gen != np_stacktab_gen(st) ||
+	    r->memo_bids != np_stacktab_build_id_changes(st)) {
+		r->memo_gen = np_stacktab_gen(st);
+		r->memo_bids = np_stacktab_build_id_changes(st);
+		r->nr_memo = 0;
+		np_idx_clear(&r->memo_idx);
+	}
+	for (uint32_t i = 0; i < nr && !ret; i++)
+		if (ents[i].count)
+			ret = rows_entry(&c, st, &ents[i]);
 	slice_row(r, s);
 	if (ret || c.oom || r->samples.oom || r->stacks.oom ||
 	    r->frames.oom || r->slice.oom)
@@ -230,6 +277,9 @@ void np_fleet_rows_free(struct np_fleet_rows *r)
 	np_buf_free(&r->slice);
 	free(r->new_ids);
 	np_idx_free(&r->new_idx);
+	free(r->memo);
+	np_idx_free(&r->memo_idx);
+	free(r->walk);
 	memset(r, 0, sizeof(*r));
 }
 

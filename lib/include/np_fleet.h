@@ -78,6 +78,14 @@ struct np_fleet_rows {
 	size_t nr_samples_rows;
 	int build_ids;		/* frames rows carry build_id (the server's
 				 * frames table has it: set by the caller) */
+	/* kept from slice to slice (fleet_rows.c) */
+	struct np_fleet_memo { uint32_t stack; uint64_t hash; } *memo;
+	uint32_t nr_memo, cap_memo;
+	struct np_idx memo_idx;		/* over memo, by stack id */
+	uint64_t memo_gen;		/* the stack table memo's ids are of */
+	uint64_t memo_bids;		/* its build-id changes then */
+	const struct np_sym **walk;
+	unsigned int cap_walk;
 };
 
 /*

@@ -73,6 +73,9 @@ uint32_t np_stacktab_nr_frames(const struct np_stacktab *st);
 int np_stacktab_set_build_id(struct np_stacktab *st, uint32_t dso,
 			     uint32_t bid);
 uint32_t np_stacktab_build_id(const struct np_stacktab *st, uint32_t dso);
+/* Grows with every change of a build-id: what hashed frames before
+ * may hash otherwise now. */
+uint64_t np_stacktab_build_id_changes(const struct np_stacktab *st);
 void np_stacktab_sync_build_ids(struct np_stacktab *st);
 /*
  * The outermost run of unmapped user frames of a stack folds into the one

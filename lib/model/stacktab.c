@@ -54,6 +54,7 @@ struct np_stacktab {
 	struct np_idx32 node_idx;	/* over branch[] positions */
 	uint32_t unknown_dso;		/* string id of "[unknown]" */
 	int bid_stale;			/* frames' build_id to be redone */
+	uint64_t bid_changes;		/* see np_stacktab_build_id_changes() */
 	uint64_t gen;			/* see np_stacktab_gen() */
 };
 
@@ -263,8 +264,14 @@ int np_stacktab_set_build_id(struct np_stacktab *st, uint32_t dso,
 	if (st->strs[dso].bid != bid) {
 		st->strs[dso].bid = bid;
 		st->bid_stale = 1;
+		st->bid_changes++;
 	}
 	return 0;
+}
+
+uint64_t np_stacktab_build_id_changes(const struct np_stacktab *st)
+{
+	return st->bid_changes;
 }
 
 uint32_t np_stacktab_build_id(const struct np_stacktab *st, uint32_t dso)

@@ -506,6 +506,34 @@ static int rd_load(struct np_dict_rd *rd, uint64_t epoch)
 	return 0;
 }
 
+/*
+ * The dictionary of the epoch being written grows: a reader kept open
+ * across slices (the fleet exporter's) reads the file again when a
+ * segment needs more than it holds, and decodes on from where it
+ * stands (the segment's prefix CRC still vouches for the whole prefix).
+ */
+static int rd_refresh(struct np_dict_rd *rd)
+{
+	char path[4200];
+	void *buf;
+	size_t len;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/dict-%016llx.npd", rd->pdir,
+		 (unsigned long long)rd->epoch);
+	ret = np_read_file(path, NP_DICT_MAX_FILE, &buf, &len);
+	if (ret)
+		return np_store_err_transient(ret) ? ret : 0;
+	if (len <= rd->flen) {
+		free(buf);	/* no longer: the checks below say so */
+		return 0;
+	}
+	free(rd->file);
+	rd->file = buf;
+	rd->flen = len;
+	return 0;
+}
+
 /* Decode the chunk at rd->good; on damage set rd->why.  -ENOMEM only. */
 static int rd_chunk(struct np_dict_rd *rd)
 {
@@ -788,6 +816,14 @@ static const struct rd_mark *rd_need(struct np_dict_rd *rd,
 	if (*fail) {
 		snprintf(err, errlen, "its stack dictionary: %s", strerror(-*fail));
 		return NULL;
+	}
+	if (rd->file && !rd->why[0] && rd->flen < in->dict_len) {
+		*fail = rd_refresh(rd);
+		if (*fail) {
+			snprintf(err, errlen, "its stack dictionary: %s",
+				 strerror(-*fail));
+			return NULL;
+		}
 	}
 	while (rd->good < in->dict_len && !rd->why[0] && rd->file) {
 		if (rd_chunk(rd)) {

@@ -19,7 +19,8 @@
  * room for two slices or more (130 at 60 s).
  *
  * usage: bench_daemon_cpu [NMIPROFD [SECONDS [FREQ]]]  (default: the build
- *        tree's nmiprofd, 20 s, 1000 Hz)
+ *        tree's nmiprofd, 20 s, 1000 Hz); BENCH_NO_PERF=1 skips perf
+ *        (runs comparing two daemons)
  * Exits 77 (skip) when system-wide perf sampling is not allowed.
  */
 #include <dirent.h>
@@ -380,7 +381,7 @@ int main(int argc, char **argv)
 	}
 
 	/* perf record -a -g at the same rate, same workload, same method. */
-	have_perf = access("/usr/bin/perf", X_OK) == 0;
+	have_perf = access("/usr/bin/perf", X_OK) == 0 && !getenv("BENCH_NO_PERF");
 	if (have_perf) {
 		char *const args[] = {
 			"perf", "record", "-a", "-g", "-F", freq_s, "-o", data,
@@ -439,6 +440,7 @@ int main(int argc, char **argv)
 				printf("ratio nmiprofd / perf record: n/a (perf used less than one clock tick)\n");
 		} else {
 			printf("perf record: not measured (%s)\n",
+			       getenv("BENCH_NO_PERF") ? "BENCH_NO_PERF" :
 			       have_perf ? "could not read its CPU time" : "perf not installed");
 		}
 		printf("target: <= 1 %% of one CPU at 1000 Hz per CPU: %s\n",

@@ -28,6 +28,7 @@
 static char base[4096];
 
 static int seg_slice(const char *name, const struct np_seg_info *in, void *arg);
+static int seg_version(const char *dir, uint32_t slice);
 
 static void rm_rf(const char *path)
 {
@@ -690,6 +691,34 @@ static void test_reader_reset(void)
 }
 
 /*
+ * The exporter keeps its reader open while the daemon writes: the
+ * epoch's dictionary grows under it, and the next slice needs chunks
+ * the reader has not loaded yet.
+ */
+static void test_reader_kept(void)
+{
+	const char *dir = tdir("reader_kept");
+	struct np_store_reader *rd;
+	struct warns w = { 0 };
+	struct np_store *s;
+	struct np_agg *a = np_agg_new(NULL);
+
+	s = open_store(dir, 0, 0, &w);
+	rd = np_store_reader_open(dir);
+	CHECK(s && rd && a);
+	for (uint32_t i = 0; s && rd && a && i < 3; i++) {
+		write_slices(s, i, i + 1, 2000, 300);
+		CHECK(seg_version(dir, i) == 4);
+		np_agg_reset(a);
+		read_slice_check(rd, dir, i, a);
+	}
+	if (s)
+		np_store_close(s);
+	np_store_reader_close(rd);
+	np_agg_free(a);
+}
+
+/*
  * A reader used with one aggregator, then with another that malloc() put
  * at the freed one's address: the id maps of the first must not be taken
  * for the second's (its stack table is empty, every id unknown).
@@ -1192,6 +1221,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_dict),
 	NP_CASE(test_reader_reset),
 	NP_CASE(test_reader_new_agg),
+	NP_CASE(test_reader_kept),
 	NP_CASE(test_torn_dict),
 	NP_CASE_SLOW(test_big_slice),
 	NP_CASE(test_retention_epochs),
