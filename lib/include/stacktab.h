@@ -43,6 +43,11 @@ void np_stacktab_clear(struct np_stacktab *st);
 uint64_t np_stacktab_gen(const struct np_stacktab *st);
 /* Bytes of heap held, for the daemon's memory cap. */
 size_t np_stacktab_mem(const struct np_stacktab *st);
+/*
+ * Bytes its rows take (indexes at half load): what a clear gives back
+ * for reuse.  The capacity np_stacktab_mem() counts stays after a clear.
+ */
+size_t np_stacktab_mem_used(const struct np_stacktab *st);
 
 /* Strings: returns the id, or NP_ID_NONE on ENOMEM.  Pointers returned by
  * np_stacktab_str_get stay valid until clear/free. */

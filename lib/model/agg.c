@@ -484,7 +484,9 @@ void np_agg_reset(struct np_agg *a)
 	a->lost = 0;
 	/* Ids are only meaningful within a slice's segment, so the stack
 	 * table can be dropped between slices; keeping it saves interning
-	 * the same frames every minute, until it outgrows its cap. */
-	if (a->opts.stacktab_cap && np_stacktab_mem(a->st) > a->opts.stacktab_cap)
+	 * the same frames every minute, until it outgrows its cap.  Its
+	 * rows, not its capacity: that stays after a clear. */
+	if (a->opts.stacktab_cap &&
+	    np_stacktab_mem_used(a->st) > a->opts.stacktab_cap)
 		np_stacktab_clear(a->st);
 }

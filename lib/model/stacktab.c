@@ -179,6 +179,18 @@ size_t np_stacktab_mem(const struct np_stacktab *st)
 	       np_idx32_mem(&st->node_idx);
 }
 
+size_t np_stacktab_mem_used(const struct np_stacktab *st)
+{
+	return st->arena.bytes +
+	       (size_t)st->nr_strs * sizeof(*st->strs) +
+	       (size_t)st->nr_frames * sizeof(*st->frames) +
+	       (size_t)st->nr_nodes * sizeof(*st->node_frame) +
+	       (size_t)st->nr_nodes / 8 +
+	       (size_t)st->nr_branch * sizeof(*st->branch) +
+	       ((size_t)st->str_idx.used + st->frame_idx.used) * 2 * sizeof(uint64_t) +
+	       (size_t)st->node_idx.used * 2 * sizeof(uint32_t);
+}
+
 uint32_t np_stacktab_str(struct np_stacktab *st, const char *s, size_t len)
 {
 	uint32_t h = (uint32_t)np_hash_bytes(s, len, 0);

@@ -261,6 +261,43 @@ static void test_cap(void)
 	np_agg_free(a);
 }
 
+/*
+ * A table cleared past its cap keeps its arrays' capacity: what it holds
+ * after, not what it once held, decides the next clear (the fleet
+ * exporter and the daemon re-interned every slice, their table once
+ * past the cap).
+ */
+static void test_cap_refill(void)
+{
+	struct np_agg_opts o;
+	struct np_agg *a;
+	uint64_t gen;
+
+	np_agg_opts_init(&o);
+	o.stacktab_cap = 64 << 10;
+	a = np_agg_new(&o);
+	for (uint64_t i = 0; a && i < 20000; i++) {
+		uint64_t k[2] = { 0xffffffff81000000 + i, 0xffffffff82000000 };
+		struct np_ev_sample s = mk(1, 0, "x", k, 2, NULL, 0);
+
+		np_agg_sample(a, &s);
+	}
+	gen = np_stacktab_gen(np_agg_stacktab(a));
+	np_agg_reset(a);		/* past the cap: cleared */
+	CHECK(np_stacktab_gen(np_agg_stacktab(a)) != gen);
+	for (uint64_t i = 0; a && i < 10; i++) {
+		uint64_t k[2] = { 0xffffffff81000000 + i, 0xffffffff82000000 };
+		struct np_ev_sample s = mk(1, 0, "x", k, 2, NULL, 0);
+
+		np_agg_sample(a, &s);
+	}
+	gen = np_stacktab_gen(np_agg_stacktab(a));
+	np_agg_reset(a);		/* 11 frames: kept */
+	CHECK(np_stacktab_gen(np_agg_stacktab(a)) == gen);
+	CHECK(np_stacktab_nr_frames(np_agg_stacktab(a)) == 11);
+	np_agg_free(a);
+}
+
 /* Addresses below 0x400000 or at 0xdead... lie in no mapping. */
 static int map_sym(void *arg, uint32_t pid, uint64_t addr, int kernel,
 		   struct np_sym *out)
@@ -492,6 +529,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_user_part),
 	NP_CASE(test_no_cpu_no_symbolizer),
 	NP_CASE(test_cap),
+	NP_CASE(test_cap_refill),
 	NP_CASE(test_unmapped_run),
 	NP_CASE(test_raw_bound),
 	{ 0 }
