@@ -53,6 +53,8 @@ struct np_seg_info {
 };
 
 #define NP_SEG_F_BY_CPU		(1U << 0)
+/* The payload ends with the objects' build-ids (docs/store-format.md). */
+#define NP_SEG_F_OBJECTS	(1U << 1)
 
 /* Encode a's current slice.  *out is malloc'ed.  0 or -errno.
  * level: zstd level, or 0 to pick one by payload size. */

@@ -142,6 +142,27 @@ uint32_t np_seg_put_records(struct np_buf *b, const struct np_agg_entry *recs,
 	return flags;
 }
 
+int np_seg_get_objects(struct np_rd *r, uint32_t nr_strings, uint32_t **objs,
+		       uint32_t *nr)
+{
+	uint64_t n = np_get_var(r);
+
+	*objs = NULL;
+	*nr = 0;
+	/* two ids a row, a byte each at least */
+	if (r->bad || n > (uint64_t)(r->end - r->p) / 2) {
+		r->bad = 1;
+		return 0;
+	}
+	*objs = malloc((2 * n + 1) * sizeof(**objs));
+	if (!*objs)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < 2 * n && !r->bad; i++)
+		(*objs)[i] = np_get_id(r, nr_strings);
+	*nr = (uint32_t)n;
+	return 0;
+}
+
 int np_seg_recs_alloc(struct np_seg_recs *rc, uint32_t nr)
 {
 	memset(rc, 0, sizeof(*rc));

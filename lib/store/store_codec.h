@@ -72,6 +72,15 @@ struct np_seg_recs {
 };
 
 int np_seg_recs_alloc(struct np_seg_recs *rc, uint32_t nr);
+/*
+ * The objects section (NP_SEG_F_OBJECTS, after the records; also after
+ * a dictionary chunk's nodes): a count, then a column of dso string ids
+ * and one of their build-id string ids.  *objs (malloc'ed) holds the
+ * dsos, then the build-ids: 2 * *nr ids.  -ENOMEM, else 0 (r->bad on
+ * a malformed section).
+ */
+int np_seg_get_objects(struct np_rd *r, uint32_t nr_strings, uint32_t **objs,
+		       uint32_t *nr);
 void np_seg_recs_free(struct np_seg_recs *rc);
 /* Read rc->nr records; comm ids must be below nr_strs, stacks at most
  * nr_nodes, or r->bad latches. */

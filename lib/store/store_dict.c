@@ -60,6 +60,34 @@ static uint32_t dict_str(struct np_stacktab *tab, const struct np_stacktab *st,
 }
 
 /*
+ * Object d of st is dd in the epoch: if its build-id is not the one the
+ * dictionary has, intern it and note the pair for the chunk.  Once per
+ * object and chunk (the first frame of d sets it).
+ */
+static int dict_object(struct np_epoch *ep, const struct np_stacktab *st,
+		       uint32_t d, uint32_t dd)
+{
+	uint32_t b = np_stacktab_build_id(st, d), db, have;
+
+	if (b == NP_ID_NONE)
+		return 0;
+	have = np_stacktab_build_id(ep->tab, dd);
+	if (have != NP_ID_NONE && !strcmp(np_stacktab_str_get(ep->tab, have),
+					  np_stacktab_str_get(st, b)))
+		return 0;
+	db = dict_str(ep->tab, st, b);
+	if (db == NP_ID_NONE ||
+	    np_grow((void **)&ep->objs, &ep->cap_objs, 2ULL * ep->nr_objs + 2,
+		    sizeof(*ep->objs)))
+		return -ENOMEM;
+	np_stacktab_set_build_id(ep->tab, dd, db);
+	ep->objs[2 * ep->nr_objs] = dd;
+	ep->objs[2 * ep->nr_objs + 1] = db;
+	ep->nr_objs++;
+	return 0;
+}
+
+/*
  * The rows ep->tab gained since the last committed chunk, columns as in
  * a version-3 segment: strings (lengths, bytes); frames (dso << 1 |
  * kernel, name as 0 or 1 + zigzag delta from the previous named row,
@@ -82,7 +110,7 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
 
 	*out = NULL;
 	*outlen = 0;
-	if (ns == ep->nstr && nf == ep->nfr && nn == ep->nnode)
+	if (ns == ep->nstr && nf == ep->nfr && nn == ep->nnode && !ep->nr_objs)
 		return 0;
 	for (uint32_t i = ep->nstr; i < ns; i++)
 		np_put_var(&b, strlen(np_stacktab_str_get(t, i)));
@@ -139,6 +167,13 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
 		np_stacktab_node(t, i, &p, &f);
 		np_put_var(&b, f);
 	}
+	/* objects whose build-id is new or changed: dsos, then build-ids */
+	if (ep->nr_objs) {
+		np_put_var(&b, ep->nr_objs);
+		for (int col = 0; col < 2; col++)
+			for (uint32_t i = 0; i < ep->nr_objs; i++)
+				np_put_var(&b, ep->objs[2 * i + col]);
+	}
 	if (b.oom || b.len > NP_SEG_MAX_PAYLOAD) {
 		free(b.p);
 		return b.oom ? -ENOMEM : -EFBIG;
@@ -153,6 +188,7 @@ static int encode_chunk(struct np_epoch *ep, int level, void **out,
 	memcpy(h->magic, NP_DICT_MAGIC, 8);
 	h->version = NP_DICT_VERSION;
 	h->hdr_size = sizeof(*h);
+	h->flags = ep->nr_objs ? NP_DICT_F_OBJECTS : 0;
 	h->epoch = ep->id;
 	h->offset = ep->len;
 	h->base_strings = ep->nstr;
@@ -257,6 +293,7 @@ int np_epoch_encode(struct np_epoch *ep, const struct np_agg *a,
 	*chunklen = *seglen = 0;
 	if (!ep->tab && !(ep->tab = np_stacktab_new()))
 		return -ENOMEM;
+	ep->nr_objs = 0;
 	mark = calloc(gn, sizeof(*mark));
 	dnode = malloc(gn * sizeof(*dnode));
 	fmap = malloc((gf ? gf : 1) * sizeof(*fmap));
@@ -303,7 +340,7 @@ int np_epoch_encode(struct np_epoch *ep, const struct np_agg *a,
 			goto out;
 		fmap[fids[i]] = np_stacktab_frame_ids(ep->tab, dd, dn,
 						      sym->offset, sym->kernel);
-		if (fmap[fids[i]] == NP_ID_NONE)
+		if (fmap[fids[i]] == NP_ID_NONE || dict_object(ep, st, d, dd))
 			goto out;
 	}
 	/* Nodes in preorder: a new call chain gets consecutive ids, so the
@@ -374,6 +411,7 @@ void np_epoch_reset(struct np_epoch *ep)
 	if (ep->fd >= 0)
 		close(ep->fd);
 	np_stacktab_free(ep->tab);
+	free(ep->objs);
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = -1;
 }
@@ -421,6 +459,10 @@ struct np_dict_rd {
 	uint32_t nn, cap_n;	/* without the root */
 	struct rd_mark *mk;
 	uint32_t nmk, cap_mk;
+	uint32_t *sbid;		/* by string: an object's build-id string */
+	uint32_t cap_sbid;	/* (NP_ID_NONE: none), as last decoded */
+	uint64_t bid_gen;	/* counts the chunks that changed one */
+	uint64_t mapped_bid_gen;	/* bid_gen the maps' agg has */
 	/* dictionary id -> id in the reader's np_agg, NP_ID_NONE: not yet */
 	const struct np_agg *agg;
 	uint64_t agg_gen;		/* agg's np_stacktab_gen() */
@@ -449,6 +491,7 @@ static void rd_unload(struct np_dict_rd *rd)
 	free(rd->fr);
 	free(rd->nd);
 	free(rd->mk);
+	free(rd->sbid);
 	free(rd->mstr);
 	free(rd->mfr);
 	free(rd->mnode);
@@ -506,6 +549,22 @@ static int rd_load(struct np_dict_rd *rd, uint64_t epoch)
 	return 0;
 }
 
+/* One map grown from *have to want entries, the new ones unmapped. */
+static int map_fit(uint32_t **m, uint32_t *have, uint32_t want)
+{
+	uint32_t *n;
+
+	if (want <= *have)
+		return 0;
+	n = realloc(*m, (size_t)want * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	memset(n + *have, 0xff, (size_t)(want - *have) * sizeof(*n));
+	*m = n;
+	*have = want;
+	return 0;
+}
+
 /*
  * The dictionary of the epoch being written grows: a reader kept open
  * across slices (the fleet exporter's) reads the file again when a
@@ -543,7 +602,7 @@ static int rd_chunk(struct np_dict_rd *rd)
 	uint8_t *raw = NULL;
 	struct np_rd r;
 	size_t n;
-	uint32_t ns, nf, nn;
+	uint32_t ns, nf, nn, *objs = NULL, nobj = 0;
 
 	if (rd->flen - off < sizeof(h)) {
 		reason = "truncated";
@@ -693,10 +752,24 @@ static int rd_chunk(struct np_dict_rd *rd)
 	}
 	for (uint32_t i = rd->nn + 1; i <= nn && !r.bad; i++)
 		rd->nd[i].frame = np_get_id(&r, nf);
+	if (!r.bad && (h.flags & NP_DICT_F_OBJECTS)) {
+		if (np_seg_get_objects(&r, ns, &objs, &nobj) ||
+		    map_fit(&rd->sbid, &rd->cap_sbid, ns)) {
+			free(objs);
+			free(raw);
+			return -ENOMEM;
+		}
+	}
 	if (r.bad || r.p != r.end) {
+		free(objs);
 		reason = "malformed payload";
 		goto bad;
 	}
+	for (uint32_t i = 0; i < nobj; i++)
+		rd->sbid[objs[i]] = objs[nobj + i];
+	if (nobj)
+		rd->bid_gen++;
+	free(objs);
 	free(raw);
 	rd->ns = ns;
 	rd->nf = nf;
@@ -713,22 +786,6 @@ bad:
 	return 0;
 }
 
-/* One map grown from *have to want entries, the new ones unmapped. */
-static int map_fit(uint32_t **m, uint32_t *have, uint32_t want)
-{
-	uint32_t *n;
-
-	if (want <= *have)
-		return 0;
-	n = realloc(*m, (size_t)want * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	memset(n + *have, 0xff, (size_t)(want - *have) * sizeof(*n));
-	*m = n;
-	*have = want;
-	return 0;
-}
-
 /* Make the maps to a's ids cover the tables (fresh ones for a new a). */
 static int rd_maps(struct np_dict_rd *rd, const struct np_agg *a)
 {
@@ -738,6 +795,7 @@ static int rd_maps(struct np_dict_rd *rd, const struct np_agg *a)
 	 * once np_agg_reset() has cleared the table (the fleet exporter). */
 	if (rd->agg != a || rd->agg_gen != np_stacktab_gen(np_agg_stacktab(a))) {
 		rd->mns = rd->mnf = rd->mnn = 0;
+		rd->mapped_bid_gen = 0;
 		rd->agg = a;
 		rd->agg_gen = np_stacktab_gen(np_agg_stacktab(a));
 	}
@@ -761,6 +819,20 @@ static uint32_t map_str(struct np_dict_rd *rd, struct np_stacktab *st,
 	return rd->mstr[i];
 }
 
+/* Dictionary object d's build-id, onto the reader's dso (mapped). */
+static void map_build_id(struct np_dict_rd *rd, struct np_stacktab *st,
+			 uint32_t d)
+{
+	uint32_t b;
+
+	if (d >= rd->cap_sbid || rd->sbid[d] == NP_ID_NONE ||
+	    rd->mstr[d] == NP_ID_NONE)
+		return;
+	b = map_str(rd, st, rd->sbid[d]);
+	if (b != NP_ID_NONE)
+		np_stacktab_set_build_id(st, rd->mstr[d], b);
+}
+
 static uint32_t map_frame(struct np_dict_rd *rd, struct np_stacktab *st,
 			  uint32_t i)
 {
@@ -775,6 +847,7 @@ static uint32_t map_frame(struct np_dict_rd *rd, struct np_stacktab *st,
 	if (d == NP_ID_NONE || (f->name != NP_ID_NONE && nm == NP_ID_NONE))
 		return NP_ID_NONE;
 	rd->mfr[i] = np_stacktab_frame_ids(st, d, nm, f->offset, f->kernel);
+	map_build_id(rd, st, f->dso);
 	return rd->mfr[i];
 }
 
@@ -912,6 +985,13 @@ int np_seg_decode_dict(struct np_dict_rd *rd, const void *buf, size_t len,
 		    np_agg_add(a, rc.pid[i], rc.cpu[i], c, s, rc.count[i]))
 			goto oom;
 	}
+	/* A chunk changed an object's build-id: onto the dsos mapped before. */
+	if (rd->mapped_bid_gen != rd->bid_gen) {
+		for (uint32_t d = 0; d < rd->cap_sbid && d < rd->mns; d++)
+			map_build_id(rd, st, d);
+		rd->mapped_bid_gen = rd->bid_gen;
+	}
+	np_stacktab_sync_build_ids(st);
 	np_agg_lost(a, in.lost);
 	ret = 0;
 	goto out;

@@ -210,6 +210,15 @@ static void free_maps(struct seg_maps *m, struct np_agg_entry **sorted,
 	*lframe_g = *lstr_g = *lnode = *depth = NULL;
 }
 
+/* The dso string of frame f (frames sorted by content: by dso first). */
+static uint32_t frame_dso(const struct np_stacktab *st, uint32_t f)
+{
+	uint32_t d, nm;
+
+	np_stacktab_frame_strs(st, f, &d, &nm);
+	return d;
+}
+
 int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 		  int level, void **out, size_t *outlen)
 {
@@ -292,6 +301,16 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 			map_str(&m, nm);
 		}
 	}
+	/* Objects' build-ids, once per dso: (dso, build-id) pairs after
+	 * the records; the dso ids are those of the frames above. */
+	for (uint32_t i = 0, nd = m.nr_strs; i < nd; i++) {
+		uint32_t bid = np_stacktab_build_id(st, lstr_g[i]);
+
+		if (bid == NP_ID_NONE || m.str[bid])
+			continue;
+		lstr_g[m.nr_strs] = bid;
+		map_str(&m, bid);
+	}
 	for (uint32_t i = 0; i < nr_ents; i++) {
 		if (!m.str[sorted[i].comm])
 			lstr_g[m.nr_strs] = sorted[i].comm;
@@ -357,6 +376,33 @@ int np_seg_encode(const struct np_agg *a, uint64_t start_ns, uint64_t end_ns,
 				  m.node[sorted[i].stack];
 	}
 	pre.flags = np_seg_put_records(&b, sorted, nr_ents);
+	{
+		uint32_t nobj = 0;
+
+		for (uint32_t i = 0; i < m.nr_frames; i++) {
+			uint32_t d, nm;
+
+			np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
+			if (np_stacktab_build_id(st, d) != NP_ID_NONE &&
+			    (!i || d != frame_dso(st, lframe_g[i - 1])))
+				nobj++;
+		}
+		if (nobj) {
+			pre.flags |= NP_SEG_F_OBJECTS;
+			np_put_var(&b, nobj);
+			for (int col = 0; col < 2; col++)
+				for (uint32_t i = 0; i < m.nr_frames; i++) {
+					uint32_t d, nm, bid;
+
+					np_stacktab_frame_strs(st, lframe_g[i], &d, &nm);
+					bid = np_stacktab_build_id(st, d);
+					if (bid == NP_ID_NONE ||
+					    (i && d == frame_dso(st, lframe_g[i - 1])))
+						continue;
+					np_put_var(&b, m.str[col ? bid : d] - 1);
+				}
+		}
+	}
 	if (b.oom)
 		goto out;
 	pre.nr_strings = m.nr_strs;
@@ -455,6 +501,7 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 {
 	struct np_stacktab *st = np_agg_stacktab(a);
 	uint32_t *str = NULL, *slen = NULL, *frame = NULL, *node = NULL;
+	uint32_t *objs = NULL, nobj = 0;
 	struct np_seg_recs rc = { 0 };
 	struct np_seg_info in;
 	uint8_t *raw = NULL;
@@ -626,12 +673,18 @@ int np_seg_decode(const void *buf, size_t len, struct np_agg *a, int64_t pid,
 		}
 	}
 	np_seg_get_records(&r, &rc, in.nr_strings, in.nr_nodes);
+	if (!r.bad && (in.flags & NP_SEG_F_OBJECTS) &&
+	    np_seg_get_objects(&r, in.nr_strings, &objs, &nobj))
+		goto oom;
 	if (r.bad || r.p != r.end) {
 		snprintf(err, errlen, "malformed segment payload");
 		ret = -EBADMSG;
 		goto out;
 	}
 	/* Only a fully validated segment is merged. */
+	for (uint32_t i = 0; i < nobj; i++)
+		np_stacktab_set_build_id(st, str[objs[i]], str[objs[nobj + i]]);
+	np_stacktab_sync_build_ids(st);
 	for (uint32_t i = 0; i < rc.nr; i++) {
 		if (pid >= 0 && rc.pid[i] != (uint64_t)pid)
 			continue;
@@ -651,6 +704,7 @@ out:
 	free(slen);
 	free(frame);
 	free(node);
+	free(objs);
 	np_seg_recs_free(&rc);
 	return ret;
 }

@@ -93,11 +93,13 @@ _Static_assert(offsetof(struct np_seg_hdr4, period_ns) == 104 &&
  * this header and a zstd frame with the tables' new rows. */
 #define NP_DICT_MAGIC	"NMIPDCT\n"
 #define NP_DICT_VERSION	1
+/* The payload ends with build-ids of objects, new or changed. */
+#define NP_DICT_F_OBJECTS	(1U << 0)
 struct np_dict_hdr {
 	char magic[8];
 	uint16_t version;
 	uint16_t hdr_size;	/* 72 */
-	uint32_t flags;		/* 0 */
+	uint32_t flags;		/* NP_DICT_F_OBJECTS */
 	uint64_t epoch;		/* the file's epoch */
 	uint64_t offset;	/* file offset of this chunk */
 	uint32_t base_strings, base_frames, base_nodes;	/* rows before it */
@@ -124,6 +126,8 @@ struct np_epoch {
 	uint32_t segs;		/* segments written against it */
 	struct np_stacktab *tab;	/* what the file holds, interned */
 	uint32_t nstr, nfr, nnode;	/* rows in the file (nodes without root) */
+	uint32_t *objs;		/* the next chunk's objects: dso, build-id */
+	uint32_t nr_objs, cap_objs;	/* (pairs of epoch string ids) */
 };
 
 /*

@@ -306,6 +306,19 @@ static struct np_dso *vdso_get(struct np_dso_cache *c)
 	return d;
 }
 
+/* The build-id as frames carry it; in the arena, as the path, so it
+ * outlives a sweep of the object. */
+static void dso_build_id_hex(struct np_dso_cache *c, struct np_dso *d)
+{
+	char hex[2 * sizeof(d->build_id) + 1];
+
+	if (d->build_id_hex || !d->build_id_size)
+		return;
+	for (int i = 0; i < d->build_id_size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d->build_id[i]);
+	d->build_id_hex = np_arena_strdup(c->arena, hex, 2U * d->build_id_size);
+}
+
 struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 			  const uint8_t *build_id, int build_id_size,
 			  uint32_t pid, uint64_t start, uint64_t end)
@@ -340,6 +353,7 @@ struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,
 	if (build_id_size > 0) {
 		d->build_id_size = build_id_size > 20 ? 20 : build_id_size;
 		memcpy(d->build_id, build_id, d->build_id_size);
+		dso_build_id_hex(c, d);
 	}
 	d->fd = -1;
 	d->next = c->head;
@@ -371,6 +385,7 @@ struct np_dso *np_dso_ready(struct np_dso_cache *c, struct np_dso *d)
 	close(d->fd);
 	d->fd = -1;
 	c->nr_fds--;
+	dso_build_id_hex(c, d);
 	/* same object reached by another path: share the one read first */
 	if (d->build_id_size) {
 		for (struct np_dso *o = c->head; o; o = o->next) {

@@ -75,6 +75,7 @@ struct np_dso {
 	const char *path;
 	uint8_t build_id[20];
 	uint8_t build_id_size;
+	const char *build_id_hex;	/* in the cache's arena, or NULL */
 	dev_t dev;
 	ino_t ino;
 	off_t size;

@@ -288,6 +288,7 @@ static int user_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	out->dso = m->name;
 	out->offset = off;
 	dso = np_dso_ready(&s->dsos, m->dso);
+	out->build_id = dso->build_id_hex;
 	if (np_dso_off_to_vaddr(dso, off, &vaddr) < 0)
 		return 1;
 	out->offset = vaddr;

@@ -228,6 +228,20 @@ grep -q ' db-1$' "$WORK/label.txt" && ! grep -q ' web-1$' "$WORK/label.txt" ||
 grep -q 'hot_a$' "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "hot_a not in the top 5"; }
 pass "--sort host, --symbol, --label, top rows"
 
+# Frames of hot carry hot's build-id (readelf -n), none another one;
+# with ANY, frames without one are allowed (sent before the column was).
+HOT_BID=$(readelf -n "$HOT" | sed -n 's/^ *Build ID: *//p')
+check_bid() {	# DB WHAT [ANY]
+	[ -n "$HOT_BID" ] || { echo "note: $HOT has no build-id: not checked"; return; }
+	good=$(ch_q 1 "SELECT count() FROM $1.frames WHERE dso LIKE '%/hot' AND build_id = '$HOT_BID'")
+	bad=$(ch_q 1 "SELECT count() FROM $1.frames WHERE dso LIKE '%/hot'
+		AND build_id NOT IN ('$HOT_BID'${3:+, ''})")
+	[ "$good" -gt 0 ] && [ "$bad" = 0 ] ||
+		fail "$2: frames of hot: $good with its build-id $HOT_BID, $bad with another"
+	pass "$2: $good frame(s) of hot carry its build-id $HOT_BID"
+}
+check_bid nmiprof "1"
+
 # ---- 2. a server down for two slices -----------------------------------
 start_daemon 1 web-1 tier=web,dc=a
 start_daemon 2 db-1 tier=db,dc=a
@@ -471,6 +485,7 @@ start_daemon 1 web-1 tier=web,dc=a
 wait_synced 1
 stop_daemon 1
 compare_db "7: after cluster init added build_id" "$V2" nmiprof_v2
+check_bid nmiprof_v2 "7: after cluster init" any
 pass "7: frames without build_id, then cluster init adds it on both shards"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"

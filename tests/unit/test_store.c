@@ -958,6 +958,133 @@ static void test_old_store(void)
 	free(exp);
 }
 
+/* ---- build-ids -------------------------------------------------------- */
+
+/* A slice of three stacks: app -> libc, app -> libc -> kernel, and one
+ * in lib2 (when lib2_bid is given), one sample each per stack. */
+static void bid_slice(struct np_agg *a, const char *libc_bid,
+		      const char *lib2_bid)
+{
+	struct np_stacktab *st = np_agg_stacktab(a);
+	struct np_sym k = { "[kernel.kallsyms]", "do_syscall_64", 0x30, 1, NULL };
+	struct np_sym c = { "/lib/libc.so.6", "write", 0x20, 0, libc_bid };
+	struct np_sym m = { "/usr/bin/app", "main", 0x10, 0, "ab12cd" };
+	struct np_sym l2 = { "/lib/lib2.so", NULL, 0x4000, 0, lib2_bid };
+	struct np_sym s1[] = { c, m }, s2[] = { k, c, m }, s3[] = { l2, m };
+	uint32_t comm = np_stacktab_str(st, "app", 3);
+
+	CHECK(np_agg_add(a, 10, 0, comm, np_stacktab_stack(st, s1, 2), 1) == 0);
+	CHECK(np_agg_add(a, 10, 0, comm, np_stacktab_stack(st, s2, 3), 1) == 0);
+	if (lib2_bid)
+		CHECK(np_agg_add(a, 10, 1, comm, np_stacktab_stack(st, s3, 2), 1) == 0);
+}
+
+/* Every object of a's stacks as "dso=build-id" lines ("-": none). */
+static char *bid_canon(struct np_agg *a)
+{
+	const struct np_stacktab *st = np_agg_stacktab(a);
+	const struct np_agg_entry *e;
+	char line[256], *out = calloc(1, 4096);
+	uint32_t nr;
+
+	e = np_agg_entries(a, &nr);
+	for (uint32_t i = 0; out && i < nr; i++) {
+		const struct np_sym *f[8];
+		unsigned int n = np_stacktab_walk(st, e[i].stack, f, 8);
+
+		for (unsigned int j = 0; j < n; j++) {
+			snprintf(line, sizeof(line), "%s=%s\n", f[j]->dso,
+				 f[j]->build_id ? f[j]->build_id : "-");
+			if (!strstr(out, line) && strlen(out) + strlen(line) < 4096)
+				strcat(out, line);
+		}
+	}
+	return out;
+}
+
+/* got holds the lines of want, in any order, and no other. */
+static int bid_same(const char *got, const char *want)
+{
+	char line[256];
+	int n = 0, m = 0;
+
+	for (const char *p = want; *p; p += strlen(line), m++) {
+		snprintf(line, sizeof(line), "%.*s", (int)(strchr(p, '\n') - p + 1), p);
+		if (!got || !strstr(got, line))
+			return 0;
+	}
+	for (const char *p = got; p && *p; p++)
+		n += *p == '\n';
+	return n == m;
+}
+
+/*
+ * An object's build-id, kept once per object, survives the store: a
+ * version-4 store (dictionary chunks, a later chunk changing libc's),
+ * read by a reader kept open as the exporter does, and a version-3
+ * segment.  Segments without one (older stores) read as before.
+ */
+static void test_build_ids(void)
+{
+	const char *dir = tdir("build_ids");
+	const char *want0 = "/lib/libc.so.6=aa01\n/usr/bin/app=ab12cd\n"
+			    "[kernel.kallsyms]=-\n";
+	const char *want1 = "/lib/libc.so.6=cc02\n/usr/bin/app=ab12cd\n"
+			    "[kernel.kallsyms]=-\n/lib/lib2.so=ee03\n";
+	struct np_agg *a = util_agg(), *r = np_agg_new(NULL);
+	struct np_store_reader *rd;
+	struct np_read_stats st;
+	struct warns w = { 0 };
+	char err[256], *got;
+	struct np_store *s;
+	size_t len;
+	void *seg;
+
+	s = open_store(dir, 0, 0, &w);
+	CHECK(s && a && r);
+	if (!s || !a || !r)
+		return;
+	bid_slice(a, "aa01", NULL);
+	CHECK(np_store_write(s, a, T0, T0 + 60 * SEC, err, sizeof(err)) == 0);
+	np_agg_reset(a);
+	bid_slice(a, "cc02", "ee03");	/* libc replaced, a new object */
+	CHECK(np_store_write(s, a, T0 + 60 * SEC, T0 + 120 * SEC, err,
+			     sizeof(err)) == 0);
+	np_store_close(s);
+	CHECK(seg_version(dir, 0) == 4 && seg_version(dir, 1) == 4);
+	rd = np_store_reader_open(dir);
+	for (uint32_t i = 0; rd && i < 2; i++) {
+		np_agg_reset(r);
+		CHECK(np_store_reader_read(rd, strrchr(seg_path(dir, i), '/') + 1,
+					   r, &st, err, sizeof(err)) == 0);
+		got = bid_canon(r);
+		CHECK(bid_same(got, i ? want1 : want0));
+		if (!bid_same(got, i ? want1 : want0))
+			fprintf(stderr, "slice %u:\n%s", i, got ? got : "");
+		free(got);
+	}
+	np_store_reader_close(rd);
+	/* version 3: the same object table after the records */
+	CHECK(np_seg_encode(a, T0, T0 + 60 * SEC, 0, &seg, &len) == 0);
+	np_agg_free(r);
+	r = np_agg_new(NULL);
+	CHECK(r && np_seg_decode(seg, len, r, -1, err, sizeof(err)) == 0);
+	got = r ? bid_canon(r) : NULL;
+	CHECK(bid_same(got, want1));
+	free(got);
+	free(seg);
+	/* no build-ids: no object table, nothing set */
+	np_agg_free(a);
+	a = util_agg();
+	util_slice(a, 0, 200, 30);
+	CHECK(np_seg_encode(a, T0, T0 + 60 * SEC, 0, &seg, &len) == 0);
+	CHECK(!(((uint8_t *)seg)[12] & NP_SEG_F_OBJECTS));
+	free(seg);
+	np_agg_free(a);
+	np_agg_free(r);
+	CHECK(w.n == 0);
+}
+
 /* ---- crash safety --------------------------------------------------- */
 
 static void crash_child(const char *dir, uint32_t from, int wfd)
@@ -1226,6 +1353,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE_SLOW(test_big_slice),
 	NP_CASE(test_retention_epochs),
 	NP_CASE(test_old_store),
+	NP_CASE(test_build_ids),
 	NP_CASE_SLOW(test_crash),
 	{ 0 }
 };
