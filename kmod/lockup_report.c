@@ -19,6 +19,8 @@
  *    text in the lockless ringbuffer for whoever flushes next;
  *  - the stack comes from the ORC unwinder, as perf's NMI callchains do.
  */
+#include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
@@ -322,14 +324,21 @@ static struct nmiprof_lockup *np_report_rec(int cpu, u32 nr, u64 stuck_ns,
 	return rec;
 }
 
+/* Writers inside np_report_emit()'s ring copy on each CPU (nested: 2). */
+static DEFINE_PER_CPU(atomic_t, np_report_copying);
+
+/* How long np_report_ring_quiesce() lets a CPU finish its copy. */
+#define NP_REPORT_QUIET_MS	100
+
 /*
  * Into the lockup queue, where the daemon finds it whenever it runs.  A
  * session owner older than ABI 1.3 looks for it in this CPU's ring: a
  * copy goes there too while such a session runs (np_session_stop()
- * waits for us before it touches the rings).
+ * waits for it in np_report_ring_quiesce() before it touches the rings).
  */
 static void np_report_emit(struct nmiprof_lockup *rec)
 {
+	atomic_t *copying = this_cpu_ptr(&np_report_copying);
 	u32 size = rec->hdr.common_size;
 	struct np_ring_handle h;
 	struct nmiprof_lockup *copy;
@@ -337,20 +346,51 @@ static void np_report_emit(struct nmiprof_lockup *rec)
 	u64 seq;
 
 	np_lq_add(rec);
-	/* Pairs with smp_store_release() in np_session_start(). */
-	if (!smp_load_acquire(&np_sess.ring_lockups) ||
-	    rec->cpu != smp_processor_id())
+	if (rec->cpu != smp_processor_id())
 		return;
+	atomic_inc(copying);
+	/* Pairs with smp_mb() in np_report_ring_quiesce(). */
+	smp_mb__after_atomic();
+	/* Pairs with smp_store_release() in np_session_start(). */
+	if (!smp_load_acquire(&np_sess.ring_lockups))
+		goto out;
 	r = np_ring_get(rec->cpu);
 	if (!r)
-		return;
+		goto out;
 	seq = np_ring_next_seq(r);
 	copy = np_ring_reserve(&h, r, size, seq);
 	if (!copy)
-		return;
+		goto out;
 	memcpy(copy, rec, size);
 	copy->seq = seq;
 	np_ring_commit(&h);
+out:
+	/* Pairs with atomic_read_acquire() in np_report_ring_quiesce(). */
+	atomic_dec_return_release(copying);
+}
+
+/*
+ * After np_sess.ring_lockups is cleared: wait until no CPU is inside a
+ * ring copy, so the rings can be flushed or reset.  Bounded like
+ * np_dispatch_stop(): false if a CPU is still copying after
+ * NP_REPORT_QUIET_MS (stuck in NMI), and then its ring is not to be
+ * touched.
+ */
+bool np_report_ring_quiesce(void)
+{
+	unsigned int cpu, ms = 0;
+
+	/* Pairs with smp_mb__after_atomic() in np_report_emit(). */
+	smp_mb();
+	for_each_possible_cpu(cpu) {
+		while (atomic_read_acquire(per_cpu_ptr(&np_report_copying,
+						       cpu))) {
+			if (ms++ >= NP_REPORT_QUIET_MS)
+				return false;
+			usleep_range(1000, 2000);
+		}
+	}
+	return true;
 }
 
 /* The report as a record, for the daemon and `nmiprof lockups`. */

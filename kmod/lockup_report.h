@@ -35,4 +35,11 @@ void np_report_recovered(u64 stuck_ns, bool at_least, pid_t pid, pid_t tid,
 /* Any context but NMI, on a buddy: @cpu is stuck and ignores NMIs. */
 void np_report_silent(int cpu, u64 stuck_ns, bool at_least);
 
+/*
+ * Process context, once np_sess.ring_lockups is clear: true when no
+ * report is copying into a ring, false if one is still at it after
+ * 100 ms (its CPU is stuck in NMI).
+ */
+bool np_report_ring_quiesce(void);
+
 #endif /* _NMIPROF_LOCKUP_REPORT_H */

@@ -38,6 +38,7 @@
 #include "entry_check.h"
 #include "follow.h"
 #include "latch_selftest.h"
+#include "lockup_report.h"
 #include "ring.h"
 #include "session.h"
 #include "source.h"
@@ -400,6 +401,7 @@ void np_session_stop(void)
 	 * interrupts off holds it off.
 	 */
 	WRITE_ONCE(np_sess.ring_lockups, false);
+	quiet = np_report_ring_quiesce();
 	/*
 	 * The pacers first: an NMI they send after samples are off is
 	 * claimed (it carries our request) but samples nothing.  At most
@@ -407,7 +409,7 @@ void np_session_stop(void)
 	 */
 	if (np_sess.source == NMIPROF_SRC_IPI)
 		np_ipi_quiesce();
-	quiet = np_dispatch_stop();
+	quiet = np_dispatch_stop() && quiet;
 	if (np_ext_on)
 		np_ext_stop();
 	np_ext_on = false;
