@@ -20,13 +20,14 @@
  * Nothing here waits for another CPU, which may be the one stuck with
  * interrupts off: a timer is pinned, so it is armed on its pacer by an
  * asynchronous cross call (smp_call_function_single_async()), which runs
- * whenever the pacer takes interrupts again; it is stopped with hrtimer_try_to_cancel(), and a tick that
- * finds no target (np_ipi_target -1) does not restart, should the cancel
- * have met it running (hrtimer_cancel() would wait for it, and an NMI
- * spinning on top of it).  The NMI handler stays registered from load to
- * unload: unregistering waits for an RCU grace period, which a CPU with
- * interrupts off holds off; it claims only requests (nmi_ipi.h), and
- * np_on_nmi() writes nothing between sessions.
+ * whenever the pacer takes interrupts again; it is stopped with
+ * hrtimer_try_to_cancel(), and a tick that finds no target (np_ipi_target
+ * -1) does not restart, should the cancel have met it running
+ * (hrtimer_cancel() would wait for it, and an NMI spinning on top of it).
+ * The NMI handler stays registered from load to unload: unregistering
+ * waits for an RCU grace period, which a CPU with interrupts off holds
+ * off; it claims only requests (nmi_ipi.h), and np_on_nmi() writes
+ * nothing between sessions.
  *
  * How often a pacer NMIs its target is bounded by the share of the
  * target's time the handler may take (cpu_time.c).

@@ -248,9 +248,9 @@ struct nmiprof_config {
  * as perf's inherited per-task events see them, on the CPUs named.  CPUs
  * running anything else take no sample.  With the IPI source each CPU
  * then samples itself from its own timer, not by NMI, so the process is
- * not sampled while its interrupts are off.  A descendant counts as long as its chain of parents leads
- * to follow_pid: one whose parent exited before it (reparented to init
- * or a subreaper) is no longer sampled.
+ * not sampled while its interrupts are off.  A descendant counts as long
+ * as its chain of parents leads to follow_pid: one whose parent exited
+ * before it (reparented to init or a subreaper) is no longer sampled.
  */
 
 #define NMIPROF_MAX_FREQ	100000
