@@ -180,6 +180,7 @@ void cli_frame_from_sym(struct cli_frames *cf, size_t i, const struct np_sym *s)
 {
 	cf->f[i].dso = s->dso ? s->dso : "[unknown]";
 	cf->f[i].kernel = s->kernel;
+	cf->f[i].build_id = s->build_id;
 	if (s->name) {
 		cf->f[i].sym = s->name;
 	} else {
@@ -220,7 +221,7 @@ static void load_warn(void *arg, const char *msg)
 int cli_topview_add(struct topview *tv, struct topview_sample *ts)
 {
 	/* Never drop a sample: an empty stack is one unknown frame. */
-	static const struct np_frame unk = { "[unknown]", "[unknown]", 0 };
+	static const struct np_frame unk = { "[unknown]", "[unknown]", 0, NULL };
 
 	if (!ts->nr_frames) {
 		ts->frames = &unk;

@@ -286,7 +286,7 @@ static int load_top(const char *cmd, struct np_ch *c, const struct cli_source *s
 }
 
 /* A stack the server has no frames for still counts, as one frame. */
-static const struct np_frame unknown_frame = { "[unknown]", "[unknown stack]", 0 };
+static const struct np_frame unknown_frame = { "[unknown]", "[unknown stack]", 0, NULL };
 
 int cli_load_cluster(const char *cmd, const struct cli_source *src,
 		     struct topview *tv, struct cli_profile_info *info)

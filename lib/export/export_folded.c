@@ -64,7 +64,7 @@ static int fold_one(const struct np_frame *frames, unsigned nr, uint32_t pid,
 		m->buf_cap = need;
 	}
 	if (!m->o->no_comm) {
-		struct np_frame c = { NULL, *comm ? comm : "[unknown]", 0 };
+		struct np_frame c = { NULL, *comm ? comm : "[unknown]", 0, NULL };
 
 		n += np_folded_frame(m->buf + n, need - n, &c);
 	}

@@ -6,8 +6,9 @@
  *
  * Frames are symbolized at record time, so there are no addresses to
  * give: every distinct (dso, symbol) becomes one Function and one
- * Location (same id) whose Line points at it, and every dso one Mapping
- * with has_functions set.  Each sample carries two values, samples/count
+ * Location (same id) whose Line points at it, and every dso (per
+ * build-id, when frames carry one) one Mapping with has_functions set
+ * and the build-id in hex, as perf and pprof give it.  Each sample carries two values, samples/count
  * and cpu/nanoseconds (count * period), and labels comm and pid.
  */
 #include <errno.h>
@@ -28,7 +29,8 @@ enum {
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
@@ -38,7 +40,7 @@ enum {
 struct pprof {
 	struct np_strmap strs;	/* string_table; id 0 is "" */
 	struct np_strmap funcs;	/* "dso\x01name\x01k" -> function/location id - 1 */
-	struct np_strmap maps;	/* dso -> mapping id - 1 */
+	struct np_strmap maps;	/* "dso[\x01build-id]" -> mapping id - 1 */
 	struct np_buf out;	/* the Profile, samples first */
 	struct np_buf defs;	/* functions, locations, mappings */
 	struct np_buf sub, sub2;
@@ -62,11 +64,35 @@ static uint64_t str_id(struct pprof *p, const char *s)
 	return (uint64_t)id;
 }
 
-static uint64_t mapping_id(struct pprof *p, const char *dso)
+/* p->key: "a" or "a\x01b"; 0 or -ENOMEM. */
+static int set_key(struct pprof *p, const char *a, const char *b)
 {
-	int is_new;
-	int64_t id = np_strmap_get(&p->maps, dso, &is_new);
+	size_t need = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
 
+	if (need > p->cap_key) {
+		char *k = realloc(p->key, need);
+
+		if (!k) {
+			p->oom = 1;
+			return -ENOMEM;
+		}
+		p->key = k;
+		p->cap_key = need;
+	}
+	snprintf(p->key, need, b ? "%s\x01%s" : "%s", a, b);
+	return 0;
+}
+
+static uint64_t mapping_id(struct pprof *p, const char *dso, const char *bid)
+{
+	int64_t id;
+	int is_new;
+
+	if (bid && !*bid)
+		bid = NULL;
+	if (set_key(p, dso, bid))
+		return 0;
+	id = np_strmap_get(&p->maps, p->key, &is_new);
 	if (id < 0) {
 		p->oom = 1;
 		return 0;
@@ -75,6 +101,8 @@ static uint64_t mapping_id(struct pprof *p, const char *dso)
 		np_buf_reset(&p->sub);
 		np_pb_uint(&p->sub, MAPPING_ID, (uint64_t)id + 1);
 		np_pb_uint(&p->sub, MAPPING_FILENAME, str_id(p, dso));
+		if (bid)
+			np_pb_uint(&p->sub, MAPPING_BUILD_ID, str_id(p, bid));
 		np_pb_uint(&p->sub, MAPPING_HAS_FUNCTIONS, 1);
 		np_pb_msg(&p->defs, PROFILE_MAPPING, &p->sub);
 	}
@@ -107,7 +135,7 @@ static uint64_t location_id(struct pprof *p, const struct np_frame *f)
 	}
 	if (is_new) {
 		uint64_t fid = (uint64_t)id + 1;
-		uint64_t mid = mapping_id(p, dso);
+		uint64_t mid = mapping_id(p, dso, f->build_id);
 
 		np_buf_reset(&p->sub);
 		np_pb_uint(&p->sub, FUNCTION_ID, fid);

@@ -31,6 +31,7 @@ struct np_frame {
 	const char *dso;	/* "[kernel.kallsyms]", "/usr/bin/x", "[unknown]" */
 	const char *sym;	/* symbol name, or a printable address */
 	int kernel;		/* shown as [k], else [.] */
+	const char *build_id;	/* the dso's GNU build-id in hex, NULL: none */
 };
 
 struct topview_sample {

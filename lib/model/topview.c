@@ -59,7 +59,8 @@ static int idx_rebuild(struct np_idx32 *x, size_t nr, const void *tab,
 struct strtab {
 	char **str;
 	uint32_t *hash;
-	size_t nr, cap_str, cap_hash;
+	uint32_t *bid;	/* a dso's build-id string, else NO_ID */
+	size_t nr, cap_str, cap_hash, cap_bid;
 	struct np_idx32 idx;
 };
 
@@ -167,13 +168,15 @@ static int64_t str_intern(struct strtab *t, const char *s)
 	if (id >= 0)
 		return id;
 	if (NP_GROW(t->str, t->cap_str, t->nr + 1) ||
-	    NP_GROW(t->hash, t->cap_hash, t->nr + 1))
+	    NP_GROW(t->hash, t->cap_hash, t->nr + 1) ||
+	    NP_GROW(t->bid, t->cap_bid, t->nr + 1))
 		return -ENOMEM;
 	copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
 	t->str[t->nr] = copy;
 	t->hash[t->nr] = hv;
+	t->bid[t->nr] = NO_ID;
 	if (np_idx32_insert(&t->idx, hv, (uint32_t)t->nr, str_hash_at, t)) {
 		free(copy);
 		return -ENOMEM;
@@ -203,6 +206,25 @@ static int sym_eq(const void *tab, uint32_t i, const void *key)
 	return a->dso == b->dso && a->name == b->name && a->kernel == b->kernel;
 }
 
+/*
+ * The build-id of dso, kept once per object as the stack table does (the
+ * latest one given wins: a library replaced at the same path); it does
+ * not split rows.  0 or -ENOMEM.
+ */
+static int dso_build_id(struct strtab *t, uint32_t dso, const char *bid)
+{
+	int64_t b;
+
+	if (!bid || !*bid ||
+	    (t->bid[dso] != NO_ID && !strcmp(t->str[t->bid[dso]], bid)))
+		return 0;
+	b = str_intern(t, bid);
+	if (b < 0)
+		return -ENOMEM;
+	t->bid[dso] = (uint32_t)b;
+	return 0;
+}
+
 static int64_t sym_intern(struct topview *tv, const struct np_frame *f)
 {
 	int64_t dso = str_intern(&tv->strs, f->dso ? f->dso : "[unknown]");
@@ -211,7 +233,7 @@ static int64_t sym_intern(struct topview *tv, const struct np_frame *f)
 	uint32_t w[3];
 	int64_t id;
 
-	if (dso < 0 || name < 0)
+	if (dso < 0 || name < 0 || dso_build_id(&tv->strs, (uint32_t)dso, f->build_id))
 		return -ENOMEM;
 	k.dso = (uint32_t)dso;
 	k.name = (uint32_t)name;
@@ -638,6 +660,7 @@ void topview_free(struct topview *tv)
 		free(tv->strs.str[i]);
 	free(tv->strs.str);
 	free(tv->strs.hash);
+	free(tv->strs.bid);
 	np_idx32_free(&tv->strs.idx);
 	free(tv->syms);
 	np_idx32_free(&tv->sym_idx);
@@ -990,6 +1013,8 @@ static int foreach_stack(struct topview *tv, struct stack_walk *w)
 				.dso = tv->strs.str[s->dso],
 				.sym = tv->strs.str[s->name],
 				.kernel = (int)s->kernel,
+				.build_id = tv->strs.bid[s->dso] == NO_ID ? NULL :
+					    tv->strs.str[tv->strs.bid[s->dso]],
 			};
 		}
 		if (w->fn) {

@@ -61,14 +61,14 @@ int main(void)
 	t0 = cpu_ms();
 	for (int i = 0; i < NR_LEAVES; i++) {
 		struct np_frame fr[8] = {
-			{ "[kernel.kallsyms]", "native_write_msr", 1 },
-			{ "[kernel.kallsyms]", "asm_sysvec_apic_timer_interrupt", 1 },
-			{ "/usr/bin/app", leaf[i], 0 },
-			{ "/usr/bin/app", mid[i % NR_MIDS], 0 },
-			{ "/usr/bin/app", "dispatch", 0 },
-			{ "/usr/bin/app", "main", 0 },
-			{ "/usr/lib/libc.so.6", "__libc_start_call_main", 0 },
-			{ "/usr/lib/libc.so.6", "__libc_start_main", 0 },
+			{ "[kernel.kallsyms]", "native_write_msr", 1, NULL },
+			{ "[kernel.kallsyms]", "asm_sysvec_apic_timer_interrupt", 1, NULL },
+			{ "/usr/bin/app", leaf[i], 0, NULL },
+			{ "/usr/bin/app", mid[i % NR_MIDS], 0, NULL },
+			{ "/usr/bin/app", "dispatch", 0, NULL },
+			{ "/usr/bin/app", "main", 0, NULL },
+			{ "/usr/lib/libc.so.6", "__libc_start_call_main", 0, NULL },
+			{ "/usr/lib/libc.so.6", "__libc_start_main", 0, NULL },
 		};
 		/* a quarter of the samples interrupted in the kernel */
 		int k = (i & 3) == 0 ? 0 : 2;

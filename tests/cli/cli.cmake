@@ -27,7 +27,8 @@ add_test(NAME cli_top_tmux COMMAND sh ${NMIPROF_CLI_TESTS}/top_tmux.sh
 add_test(NAME cli_top_keys COMMAND sh ${NMIPROF_CLI_TESTS}/top_keys.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/top_keys)
 add_test(NAME cli_record COMMAND sh ${NMIPROF_CLI_TESTS}/record.sh
-  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/record)
+  $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_WORK}/record
+  ${NMIPROF_CLI_TESTS})
 # record's output file and exit code against perf record's (issue 15).
 add_test(NAME cli_record_output COMMAND sh ${NMIPROF_CLI_TESTS}/record_output.sh
   $<TARGET_FILE:nmiprof> ${NMIPROF_PROGS_DIR}/hot ${NMIPROF_CLI_TESTS}/fixture.nmp

@@ -4,12 +4,14 @@
 # End to end through real sampling: `nmiprof record -- hot 2`, then
 # report and export of the file.  hot measures its own split between
 # hot_a and hot_b with its thread CPU clock; the profile must agree
-# within 10 points, and hot_a must be the top row.
+# within 10 points, and hot_a must be the top row.  The pprof export's
+# Mappings carry each object's build-id: hot's and libc's as readelf -n
+# gives them.
 #
-#   record.sh NMIPROF HOT WORKDIR
+#   record.sh NMIPROF HOT WORKDIR SRCDIR
 # Exits 77 (skip) when this machine cannot sample.
 set -u
-NMIPROF=$1 HOT=$2 WORK=$3
+NMIPROF=$1 HOT=$2 WORK=$3 SRC=$4
 # one directory per run: two runs of this test must not share files
 WORK=$WORK/run.$$
 mkdir -p "$WORK"
@@ -44,4 +46,23 @@ awk -v w="$want" -v g="$got" 'BEGIN { d = w - g; if (d < 0) d = -d; exit !(g != 
 grep -q ';main;hot_a [0-9]*$' hot.folded ||
 	{ echo "FAIL: folded output lacks ...;main;hot_a"; exit 1; }
 echo "ok   record -> report -> export"
+
+"$NMIPROF" export -i hot.nmp -f pprof -o hot.pb 2>export.err ||
+	{ echo "FAIL: export -f pprof: $(cat export.err)"; exit 1; }
+sh "$SRC/pprof_mappings.sh" hot.pb "$SRC" >maps.txt
+case $? in
+0) ;;
+77) echo "note: protoc not installed: pprof build-ids not checked" ;;
+*) echo "FAIL: pprof_mappings.sh"; exit 1 ;;
+esac
+# objects of hot's process: hot itself and the libc it ran on
+for re in '/hot$' '/libc\.so\.6$'; do
+	[ -s maps.txt ] || break
+	obj=$(awk -v re="$re" '$1 ~ re { print $1; exit }' maps.txt)
+	got=$(awk -v re="$re" '$1 ~ re { print $2; exit }' maps.txt)
+	want=$(readelf -n "${obj:-/nonexistent}" 2>/dev/null | sed -n 's/^ *Build ID: *//p')
+	[ -n "$want" ] && [ "$got" = "$want" ] ||
+		{ cat maps.txt; echo "FAIL: pprof Mapping '$obj': build-id '$got', readelf -n '$want'"; exit 1; }
+	echo "ok   pprof Mapping $obj: build-id $got"
+done
 rm -rf "$WORK"	# kept only when a check failed

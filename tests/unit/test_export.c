@@ -57,10 +57,11 @@ static void test_pb(void)
 	np_buf_free(&b);
 }
 
-static const struct np_frame A = { "/bin/app", "a", 0 };
-static const struct np_frame B = { "/bin/app", "b;x", 0 };	/* ';' gets escaped */
-static const struct np_frame M = { "/bin/app", "main", 0 };
-static const struct np_frame K = { "[kernel.kallsyms]", "clear_page", 1 };
+#define APP_BID	"5e1f00d2a3b4c5d6e7f8091a2b3c4d5e6f708192"
+static const struct np_frame A = { "/bin/app", "a", 0, APP_BID };
+static const struct np_frame B = { "/bin/app", "b;x", 0, NULL };	/* ';' gets escaped */
+static const struct np_frame M = { "/bin/app", "main", 0, APP_BID };
+static const struct np_frame K = { "[kernel.kallsyms]", "clear_page", 1, NULL };
 
 static struct topview *fixture(void)
 {
@@ -169,10 +170,10 @@ static void test_pprof(void)
 {
 	struct topview *tv = fixture();
 	struct np_export_opts o;
-	char strings[64][32];
+	char strings[64][48];
 	size_t len, nr_str = 0, nr_samples = 0, nr_func = 0, nr_loc = 0, nr_map = 0;
 	uint64_t value_sum = 0, ns_sum = 0, period = 0, f2name[16] = { 0 };
-	uint64_t leaf_of_5 = 0;
+	uint64_t leaf_of_5 = 0, map_file[4] = { 0 }, map_bid[4] = { 0 };
 	struct rd r, sub, s2;
 	uint32_t field;
 	uint64_t val;
@@ -206,7 +207,13 @@ static void test_pprof(void)
 			}
 			break;
 		}
-		case 3:
+		case 3:	/* Mapping: filename, build_id */
+			while (rd_field(&sub, &field, &val, &s2)) {
+				if (field == 5 && nr_map < 4)
+					map_file[nr_map] = val;
+				if (field == 6 && nr_map < 4)
+					map_bid[nr_map] = val;
+			}
 			nr_map++;
 			break;
 		case 4:
@@ -248,7 +255,19 @@ static void test_pprof(void)
 	CHECK(period == 10000000);
 	CHECK(ns_sum == 12 * period);
 	CHECK(nr_func == 4 && nr_loc == 4);
+	/* /bin/app's build-id (a frame without one: the dso's, from another
+	 * frame), none for the kernel */
 	CHECK(nr_map == 2);
+	for (size_t i = 0; i < 2; i++) {
+		int app;
+
+		CHECK(map_file[i] && map_file[i] < nr_str && map_bid[i] < nr_str);
+		if (!map_file[i] || map_file[i] >= nr_str || map_bid[i] >= nr_str)
+			continue;
+		app = !strcmp(strings[map_file[i]], "/bin/app");
+		CHECK(app || !strcmp(strings[map_file[i]], "[kernel.kallsyms]"));
+		CHECK(app ? !strcmp(strings[map_bid[i]], APP_BID) : !map_bid[i]);
+	}
 	/* the leaf of the heaviest sample is function "a" */
 	CHECK(leaf_of_5 && leaf_of_5 < 16 && f2name[leaf_of_5] < nr_str &&
 	      !strcmp(strings[f2name[leaf_of_5]], "a"));

@@ -11,11 +11,11 @@
 
 #define CHECK_NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-9)
 
-static const struct np_frame A = { "/bin/app", "a", 0 };
-static const struct np_frame B = { "/bin/app", "b", 0 };
-static const struct np_frame C = { "/bin/app", "main", 0 };
-static const struct np_frame K1 = { "[kernel.kallsyms]", "do_syscall_64", 1 };
-static const struct np_frame K0 = { "[kernel.kallsyms]", "copy_page", 1 };
+static const struct np_frame A = { "/bin/app", "a", 0, NULL };
+static const struct np_frame B = { "/bin/app", "b", 0, NULL };
+static const struct np_frame C = { "/bin/app", "main", 0, NULL };
+static const struct np_frame K1 = { "[kernel.kallsyms]", "do_syscall_64", 1, NULL };
+static const struct np_frame K0 = { "[kernel.kallsyms]", "copy_page", 1, NULL };
 
 static void add(struct topview *tv, uint32_t cpu, uint32_t pid, const char *comm,
 		double w, int n, ...)
@@ -195,7 +195,7 @@ static void test_decay_zero(void)
 	tv = by_pid();
 	for (int i = 0; i < 5000; i++) {
 		char name[32];
-		struct np_frame f = { "/x", name, 0 };
+		struct np_frame f = { "/x", name, 0, NULL };
 		struct topview_sample s = { 0, (uint32_t)i, "p", &f, 1, 1, 0 };
 
 		snprintf(name, sizeof(name), "f%d", i);
