@@ -29,7 +29,6 @@
  * on a new process (loading the symbols of its objects) took a second
  * under QEMU, as long as the process ran.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,30 +165,6 @@ static void drop_set(struct np_kmod_unwind *k, uint32_t pid)
 
 static void send_set(struct np_kmod_unwind *k, struct kproc *p, uint64_t now);
 
-/* Does pid have a thread that has not exited (its leader may be a zombie)? */
-static int threads_live(uint32_t pid)
-{
-	unsigned int ppid;
-	struct dirent *e;
-	char path[64], st;
-	int live = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%u/task", pid);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while (!live && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/stat", pid,
-			 e->d_name);
-		live = !np_proc_stat(path, &st, &ppid) && st != 'Z' && st != 'X';
-	}
-	closedir(d);
-	return live;
-}
-
 /* p's tables may have been evicted: load them again, send its set again. */
 static void reload(struct np_kmod_unwind *k, struct kproc *p)
 {
@@ -240,7 +215,7 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 		if (!p || (ev->task.pid != ev->task.tid && !p->leader_gone))
 			return;
 		/* the leader, or a thread after it: the last one drops the set */
-		if (threads_live(p->pid)) {
+		if (np_proc_threads_live("/proc", p->pid)) {
 			p->leader_gone = 1;
 			return;
 		}

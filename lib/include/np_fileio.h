@@ -17,5 +17,10 @@ int np_write_atomic(const char *dir, const char *name, const void *buf,
 		    size_t len);
 /* State letter and parent pid from a /proc/PID[/task/TID]/stat file. */
 int np_proc_stat(const char *path, char *state, unsigned int *ppid);
+/*
+ * Does process pid (under proc_root, "/proc") have a thread that has not
+ * exited?  Its leader may be a zombie while other threads run.
+ */
+int np_proc_threads_live(const char *proc_root, unsigned int pid);
 
 #endif /* NP_FILEIO_H */

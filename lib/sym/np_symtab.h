@@ -154,6 +154,7 @@ struct np_proc {
 	uint32_t pid;
 	int loaded;		/* /proc/PID/maps read, or exec seen */
 	int exited;		/* EXIT seen: a FORK of this pid is a new process */
+	int leader_gone;	/* its leader's EXIT seen, threads live on */
 	uint64_t exit_ns;	/* the EXIT's time (CLOCK_MONOTONIC) */
 	struct np_map *maps;
 	size_t nr, cap;

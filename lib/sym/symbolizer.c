@@ -16,6 +16,7 @@
 #include "np_clock.h"
 #include "np_hash.h"
 #include "np_unwind.h"
+#include "np_fileio.h"
 
 /*
  * An exited process's maps are kept this long after its EXIT.  Its
@@ -191,6 +192,7 @@ int np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 			np_proc_clear(pr);
 			pr->loaded = 1;
 			pr->exited = 0;
+			pr->leader_gone = 0;	/* the exec'ing thread leads now */
 		}
 		break;
 	case NP_EV_FORK:
@@ -211,13 +213,21 @@ int np_symbolizer_event(struct np_symbolizer *s, const struct np_event *ev)
 			np_proc_copy(pr, parent);
 			pr->loaded = 1;
 			pr->exited = 0;
+			pr->leader_gone = 0;
 		}
 		break;
 	case NP_EV_EXIT:
-		/* keep the maps, samples may still be queued */
-		if (ev->task.pid == ev->task.tid &&
-		    (pr = np_procs_get(&s->procs, ev->task.pid, 0))) {
-			pr->exited = 1;
+		/*
+		 * The leader's EXIT, or a thread's after it: the process has
+		 * exited when no thread of it runs any more (a zombie leader
+		 * aside).  Keep the maps, samples may still be queued.
+		 */
+		pr = np_procs_get(&s->procs, ev->task.pid, 0);
+		if (pr && !pr->exited &&
+		    (ev->task.pid == ev->task.tid || pr->leader_gone)) {
+			pr->leader_gone = np_proc_threads_live(s->procs.proc_root,
+							       pr->pid);
+			pr->exited = !pr->leader_gone;
 			pr->exit_ns = ev->task.time_ns;
 		}
 		/*

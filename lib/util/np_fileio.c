@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Whole-file reads and crash-safe writes (np_fileio.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -161,4 +162,27 @@ int np_proc_stat(const char *path, char *state, unsigned int *ppid)
 	if (!p || sscanf(p + 1, " %c %u", state, ppid) != 2)
 		return -EINVAL;
 	return 0;
+}
+
+int np_proc_threads_live(const char *proc_root, unsigned int pid)
+{
+	unsigned int ppid;
+	struct dirent *e;
+	char path[4096], st;
+	int live = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%u/task", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!live && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%.16s/stat", proc_root,
+			 pid, e->d_name);
+		live = !np_proc_stat(path, &st, &ppid) && st != 'Z' && st != 'X';
+	}
+	closedir(d);
+	return live;
 }

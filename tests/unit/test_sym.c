@@ -398,6 +398,58 @@ static void test_events(void)
 	}
 }
 
+static void exit_at(struct np_symbolizer *s, uint32_t pid, uint32_t tid,
+		    uint64_t time_ns)
+{
+	struct np_event ev = { .type = NP_EV_EXIT };
+
+	ev.task.pid = pid;
+	ev.task.tid = tid;
+	ev.task.time_ns = time_ns;
+	np_symbolizer_event(s, &ev);
+}
+
+/*
+ * A leader that exits before its other threads: the process runs on, so
+ * its maps are kept past the 10 s an exited process is resolved for,
+ * until its last thread's EXIT.  The process is a child of ours, alive
+ * while the leader's EXIT is handed over, given prog's maps by events.
+ */
+static void test_leader_exit(void)
+{
+	struct np_symbolizer *s = fx.s;
+	struct np_event ev = { .type = NP_EV_COMM };
+	pid_t child;
+
+	if (!fx.a_running) {
+		CHECK(fx.a_running, "prog did not start");
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	ev.comm.pid = ev.comm.tid = (uint32_t)child;
+	ev.comm.exec = 1;
+	strcpy(ev.comm.comm, "threads");
+	np_symbolizer_event(s, &ev);
+	replay_maps(s, fx.a.pid, (uint32_t)child);
+	expect_all(s, child, &fx.a, "/prog", "leader-alive");
+	exit_at(s, child, child, 40000000000ULL);
+	exit_at(s, FAKE + 97, FAKE + 97, 51000000000ULL);	/* 11 s later */
+	expect_all(s, child, &fx.a, "/prog", "leader-exited-threads-live");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	exit_at(s, child, child + 1, 52000000000ULL);	/* its last thread */
+	expect_all(s, child, &fx.a, "/prog", "last-thread-exited");
+	exit_at(s, FAKE + 97, FAKE + 97, 63000000000ULL);	/* 11 s later */
+	expect(s, child, fx.a.alpha, NULL, 0, "[unknown]", "last-thread-exited-11s");
+}
+
 /* binary replaced (new inode) and process exited after being seen */
 static void test_replaced(void)
 {
@@ -498,6 +550,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_dynsym),
 	NP_CASE(test_deleted),
 	NP_CASE(test_events),
+	NP_CASE(test_leader_exit),
 	NP_CASE(test_replaced),
 	NP_CASE(test_perf_map),
 	NP_CASE(test_unknown),
