@@ -127,6 +127,10 @@ static int map_stack(uint64_t stack, const struct np_sym *fr, unsigned int nr,
 		e->frames[i].sym = np_arena_strdup(&m->strs, sym, strlen(sym));
 		if (!e->frames[i].dso || !e->frames[i].sym)
 			return -ENOMEM;
+		if (fr[i].build_id &&
+		    !(e->frames[i].build_id = np_arena_strdup(&m->strs, fr[i].build_id,
+							      strlen(fr[i].build_id))))
+			return -ENOMEM;
 		e->nr = i + 1;
 	}
 	return 0;

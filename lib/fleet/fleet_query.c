@@ -269,6 +269,7 @@ static int rb_stack(struct np_rd *r, struct stack_row *row, uint64_t *stack,
 
 		row->f[i].dso = (const char *)row->str.p + soff[i * 2];
 		row->f[i].name = *name ? name : NULL;
+		row->f[i].build_id = NULL;	/* not kept inline */
 	}
 	*nr = (unsigned int)n;
 	return 0;
@@ -401,7 +402,7 @@ struct dict {
 	size_t nr_fids, cap_fids;
 	struct id_set frames;
 	struct np_sym *sym;		/* per frame, strings in str */
-	size_t *soff;			/* per frame: dso, func in str */
+	size_t *soff;			/* per frame: dso, func, build-id in str */
 	uint32_t cap_sym, cap_soff;
 	struct np_buf str;
 };
@@ -472,13 +473,16 @@ static int rb_str(struct np_rd *r, struct np_buf *str, size_t *off)
 	return 0;
 }
 
-/* Rows: frame UInt64, kernel UInt8, dso String, func String, off UInt64. */
-static int dict_frames(struct dict *d, struct np_rd *r)
+/*
+ * Rows: frame UInt64, kernel UInt8, dso String, func String, off UInt64,
+ * and build_id String if bid.
+ */
+static int dict_frames(struct dict *d, struct np_rd *r, int bid)
 {
 	while (r->p < r->end) {
-		uint64_t fr = rb_u64(r);
+		uint64_t fr = rb_u64(r), off;
 		uint32_t i;
-		size_t dso, func;
+		size_t dso, func, b = SIZE_MAX;
 		int added, kernel;
 
 		if (r->bad || r->p >= r->end)
@@ -486,43 +490,52 @@ static int dict_frames(struct dict *d, struct np_rd *r)
 		kernel = *r->p++ != 0;
 		if (rb_str(r, &d->str, &dso) || rb_str(r, &d->str, &func))
 			return -1;
+		off = rb_u64(r);
+		if (bid && rb_str(r, &d->str, &b))
+			return -1;
 		i = id_add(&d->frames, fr, &added);
 		if (i == NP_IDX_NONE)
 			return -ENOMEM;
-		if (!added) {
-			rb_u64(r);
+		if (!added)
 			continue;
-		}
 		if (np_grow((void **)&d->sym, &d->cap_sym, i + 1ULL, sizeof(*d->sym)) ||
-		    np_grow((void **)&d->soff, &d->cap_soff, 2 * (i + 1ULL), sizeof(*d->soff)))
+		    np_grow((void **)&d->soff, &d->cap_soff, 3 * (i + 1ULL), sizeof(*d->soff)))
 			return -ENOMEM;
 		d->sym[i].kernel = kernel;
-		d->sym[i].offset = rb_u64(r);
-		d->soff[2 * i] = dso;
-		d->soff[2 * i + 1] = func;
+		d->sym[i].offset = off;
+		d->soff[3 * i] = dso;
+		d->soff[3 * i + 1] = func;
+		d->soff[3 * i + 2] = b;
 	}
 	if (d->str.oom)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < d->frames.n; i++) {
-		const char *name = (const char *)d->str.p + d->soff[2 * i + 1];
+		const char *name = (const char *)d->str.p + d->soff[3 * i + 1];
+		size_t b = d->soff[3 * i + 2];
 
-		d->sym[i].dso = (const char *)d->str.p + d->soff[2 * i];
+		d->sym[i].dso = (const char *)d->str.p + d->soff[3 * i];
 		d->sym[i].name = *name ? name : NULL;
+		d->sym[i].build_id = b == SIZE_MAX || !d->str.p[b] ? NULL :
+				     (const char *)d->str.p + b;
 	}
 	return r->bad ? -1 : 0;
 }
 
+enum { HAS_DICT = 1, HAS_INLINE = 2, HAS_BUILD_ID = 4 };
+
+/* frames: a mask of stack_tables(), else 0 for the stacks' frame ids. */
 static int dict_query(struct np_ch *c, struct dict *d, int frames,
 		      const uint64_t *ids, size_t nr, char *err, size_t errlen)
 {
+	int bid = !!(frames & HAS_BUILD_ID);
 	struct np_buf sql = { 0 }, out = { 0 };
 	struct np_rd r;
 	int ret;
 
 	if (frames)
-		np_ch_buf_printf(&sql, "SELECT frame, kernel, dso, func, off FROM %s.frames"
+		np_ch_buf_printf(&sql, "SELECT frame, kernel, dso, func, off%s FROM %s.frames"
 				 " PREWHERE frame IN ids FORMAT RowBinary",
-				 np_ch_database(c));
+				 bid ? ", build_id" : "", np_ch_database(c));
 	else
 		np_ch_buf_printf(&sql, "SELECT stack, frames FROM %s.stack_frames"
 				 " PREWHERE stack IN ids FORMAT RowBinary",
@@ -530,7 +543,7 @@ static int dict_query(struct np_ch *c, struct dict *d, int frames,
 	ret = query_ids(c, &sql, ids, nr, &out, err, errlen);
 	r = (struct np_rd){ .p = out.p, .end = out.p + out.len };
 	if (!ret) {
-		ret = frames ? dict_frames(d, &r) : dict_stacks(d, &r);
+		ret = frames ? dict_frames(d, &r, bid) : dict_stacks(d, &r);
 		if (ret == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
 		else if (ret)
@@ -543,13 +556,11 @@ static int dict_query(struct np_ch *c, struct dict *d, int frames,
 	return ret;
 }
 
-enum { HAS_DICT = 1, HAS_INLINE = 2 };
-
 /*
  * Which stack tables the database has: the frame dictionary
- * (stack_frames and frames), the first schema's stacks with frames
- * inline, or both (a server made by the first schema and initialized
- * again).  A mask, or -1.
+ * (stack_frames and frames, with build_id or not), the first schema's
+ * stacks with frames inline, or both (a server made by the first schema
+ * and initialized again).  A mask, or -1.
  */
 static int stack_tables(struct np_ch *c, char *err, size_t errlen)
 {
@@ -560,17 +571,22 @@ static int stack_tables(struct np_ch *c, char *err, size_t errlen)
 	np_ch_buf_str(&sql, "SELECT name FROM system.tables WHERE database = ");
 	np_ch_buf_sql_str(&sql, np_ch_database(c));
 	np_ch_buf_str(&sql, " AND name IN ('stack_frames', 'frames', 'stacks')"
+		      " UNION ALL SELECT 'build_id' FROM system.columns WHERE database = ");
+	np_ch_buf_sql_str(&sql, np_ch_database(c));
+	np_ch_buf_str(&sql, " AND table = 'frames' AND name = 'build_id'"
 		      " FORMAT TabSeparated");
 	ret = run(c, &sql, &out, err, errlen);
 	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 1) == 1;) {
 		if (!strcmp(fld[0], "stacks"))
 			mask |= HAS_INLINE;
+		else if (!strcmp(fld[0], "build_id"))
+			mask |= HAS_BUILD_ID;
 		else
 			dict++;
 	}
 	if (dict == 2)
 		mask |= HAS_DICT;
-	if (!ret && !mask) {
+	if (!ret && !(mask & (HAS_DICT | HAS_INLINE))) {
 		snprintf(err, errlen, "%s: database %s has no fleet stack tables"
 			 " (run `nmiprof cluster init`)", np_ch_url(c),
 			 np_ch_database(c));
@@ -606,7 +622,7 @@ static int query_dict_chunk(struct np_ch *c, int tables, const uint64_t *stacks,
 		if (id_add(&want, d.fids[i], &added) == NP_IDX_NONE)
 			ret = -ENOMEM;
 	if (!ret && want.n)
-		ret = dict_query(c, &d, 1, want.id, want.n, err, errlen);
+		ret = dict_query(c, &d, tables, want.id, want.n, err, errlen);
 	if (!ret && !(missing = malloc((nr + 1) * sizeof(*missing))))
 		ret = -ENOMEM;
 	for (size_t i = 0; !ret && i < nr; i++) {
@@ -830,7 +846,7 @@ int np_fleet_query_top(struct np_ch *c, const struct np_fleet_filter *f,
 	tables = stack_tables(c, err, errlen);
 	if (tables < 0)
 		return -1;
-	if (tables != HAS_DICT)
+	if ((tables & (HAS_DICT | HAS_INLINE)) != HAS_DICT)
 		return 1;
 	ret = top_buckets(c, f, t, &buckets, err, errlen);
 	if (ret || !buckets.len)

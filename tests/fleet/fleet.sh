@@ -27,6 +27,7 @@
 #   7. frames without build_id (the second schema): the daemon still
 #      sends everything; `cluster init` adds the column (idempotent), and
 #      the daemon then sends each frame's build-id
+#   export --cluster -f pprof: hot's Mapping carries its build-id (1, 7)
 #
 #   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
 # Exits 77 (skip) where clickhouse-server is not installed or the daemon
@@ -241,6 +242,23 @@ check_bid() {	# DB WHAT [ANY]
 	pass "$2: $good frame(s) of hot carry its build-id $HOT_BID"
 }
 check_bid nmiprof "1"
+# export --cluster -f pprof: hot's Mapping has its build-id (WANT: "-" none)
+check_pprof_bid() {	# URL WHAT WANT
+	[ -n "$HOT_BID" ] || return
+	"$NMIPROF" export --cluster "$1" -f pprof -o "$WORK/c.pb" ||
+		fail "$2: export --cluster -f pprof"
+	sh "$HERE/../cli/pprof_mappings.sh" "$WORK/c.pb" "$HERE/../cli" >"$WORK/maps.txt"
+	case $? in
+	0) ;;
+	77) echo "note: protoc not installed: pprof build-ids not checked"; return ;;
+	*) fail "$2: pprof_mappings.sh" ;;
+	esac
+	got=$(awk '$1 ~ /\/hot$/ { print $2 }' "$WORK/maps.txt")
+	[ "$got" = "$3" ] ||
+		{ cat "$WORK/maps.txt"; fail "$2: pprof Mapping of hot: build-id '$got', want '$3'"; }
+	pass "$2: export --cluster -f pprof: hot's Mapping has build-id $got"
+}
+check_pprof_bid "$U1" "1" "$HOT_BID"
 
 # ---- 2. a server down for two slices -----------------------------------
 start_daemon 1 web-1 tier=web,dc=a
@@ -474,6 +492,7 @@ wait_cursor_db 1 nmiprof_v2
 wait_synced 1
 stop_daemon 1
 compare_db "7: frames without build_id" "$V2" nmiprof_v2
+check_pprof_bid "$V2" "7: frames without build_id" -
 for i in 1 2; do
 	"$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
 		fail "7: cluster init adding build_id ($i)"
@@ -486,6 +505,7 @@ wait_synced 1
 stop_daemon 1
 compare_db "7: after cluster init added build_id" "$V2" nmiprof_v2
 check_bid nmiprof_v2 "7: after cluster init" any
+check_pprof_bid "$V2" "7: after cluster init" "$HOT_BID"
 pass "7: frames without build_id, then cluster init adds it on both shards"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
