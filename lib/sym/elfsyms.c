@@ -23,6 +23,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "np_hex.h"
 #include "np_symtab.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -262,6 +263,18 @@ static int open_mapping(const char *path, uint32_t pid, uint64_t start,
 	return fd;
 }
 
+/* The build-id as frames carry it; in the arena, as the path, so it
+ * outlives a sweep of the object. */
+static void dso_build_id_hex(struct np_dso_cache *c, struct np_dso *d)
+{
+	char hex[2 * sizeof(d->build_id) + 1];
+
+	if (d->build_id_hex || !d->build_id_size)
+		return;
+	np_hex_str(hex, d->build_id, d->build_id_size);
+	d->build_id_hex = np_arena_strdup(c->arena, hex, 2U * d->build_id_size);
+}
+
 /*
  * [vdso]: every 64-bit process of this kernel maps the same image as we
  * do, so read symbols from our own copy (found through the aux vector),
@@ -303,20 +316,8 @@ static struct np_dso *vdso_get(struct np_dso_cache *c)
 		elf_end(elf);
 	}
 	free(copy);
+	dso_build_id_hex(c, d);
 	return d;
-}
-
-/* The build-id as frames carry it; in the arena, as the path, so it
- * outlives a sweep of the object. */
-static void dso_build_id_hex(struct np_dso_cache *c, struct np_dso *d)
-{
-	char hex[2 * sizeof(d->build_id) + 1];
-
-	if (d->build_id_hex || !d->build_id_size)
-		return;
-	for (int i = 0; i < d->build_id_size; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d->build_id[i]);
-	d->build_id_hex = np_arena_strdup(c->arena, hex, 2U * d->build_id_size);
 }
 
 struct np_dso *np_dso_get(struct np_dso_cache *c, const char *path,

@@ -2,13 +2,21 @@
 /*
  * Kernel symbols from /proc/kallsyms, module symbols included ("[mod]").
  * Only text symbols: samples and return addresses point into code.
+ * Build-ids from the notes sysfs shows, as perf reads them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "np_hex.h"
 #include "np_symtab.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
 
 static int read_sysctl(const char *path)
 {
@@ -59,8 +67,69 @@ static uint64_t module_end(const char *modules, const char *mod)
 	return end;
 }
 
+/*
+ * The GNU build-id note among the ELF notes in file path (sysfs gives
+ * them raw: /sys/kernel/notes, a module's notes/.note.gnu.build-id), in
+ * hex in a; NULL if none.
+ */
+static const char *notes_build_id(struct np_arena *a, const char *path)
+{
+	unsigned char buf[4096];
+	char hex[41];
+	size_t n = 0, off = 0;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	while (n - off >= 12) {
+		uint32_t h[3];	/* namesz, descsz, type */
+		uint64_t name = off + 12, desc, next;
+
+		memcpy(h, buf + off, sizeof(h));
+		desc = name + ((h[0] + 3ULL) & ~3ULL);
+		next = desc + ((h[1] + 3ULL) & ~3ULL);
+		if (next > n)
+			break;
+		if (h[2] == NT_GNU_BUILD_ID && h[0] == 4 && h[1] &&
+		    !memcmp(buf + name, "GNU", 4)) {
+			size_t len = h[1] > 20 ? 20 : h[1];
+
+			np_hex_str(hex, buf + desc, len);
+			return np_arena_strdup(a, hex, 2 * len);
+		}
+		off = (size_t)next;
+	}
+	return NULL;
+}
+
+/* Each object's build-id: the kernel's, and each module's ("[name]"). */
+static void ksyms_build_ids(struct np_symtab *t, struct np_arena *a,
+			    const char *kernel, const char *sys)
+{
+	char path[512];
+
+	t->bids = calloc(t->nr_dsos ? t->nr_dsos : 1, sizeof(*t->bids));
+	for (uint32_t i = 0; t->bids && i < t->nr_dsos; i++) {
+		const char *d = t->dsos[i];
+		size_t len = strlen(d);
+
+		if (d == kernel)
+			snprintf(path, sizeof(path), "%s/kernel/notes", sys);
+		else if (len > 2 && d[0] == '[' && d[len - 1] == ']')
+			snprintf(path, sizeof(path), "%s/module/%.*s/notes/.note.gnu.build-id",
+				 sys, (int)len - 2, d + 1);
+		else
+			continue;
+		t->bids[i] = notes_build_id(a, path);
+	}
+}
+
 int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
-		  const char *modules, char *warning, size_t wlen)
+		  const char *modules, const char *sys, char *warning, size_t wlen)
 {
 	uint64_t mod_end = 0;
 	const char *kernel = np_arena_strdup(a, "[kernel.kallsyms]", 17);
@@ -127,5 +196,6 @@ int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
 		return -1;
 	}
 	np_symtab_finish(t);
+	ksyms_build_ids(t, a, kernel, sys);
 	return 0;
 }

@@ -34,6 +34,8 @@ struct np_symtab {
 	struct np_symbuild *b;	/* while building */
 	size_t cap;		/* of b */
 	const char **dsos;	/* np_symdef.dso -> string */
+	const char **bids;	/* np_symdef.dso -> build-id hex or NULL; kernel
+				 * tables only, set once finished */
 	uint32_t nr_dsos;
 };
 /*
@@ -56,14 +58,20 @@ static inline const char *np_symtab_dso(const struct np_symtab *t,
 {
 	return d->dso < t->nr_dsos ? t->dsos[d->dso] : NULL;
 }
+static inline const char *np_symtab_build_id(const struct np_symtab *t,
+					     const struct np_symdef *d)
+{
+	return t->bids && d->dso < t->nr_dsos ? t->bids[d->dso] : NULL;
+}
 void np_symtab_free(struct np_symtab *t);
 /* Heap bytes of the table (its names live in an arena, not counted). */
 size_t np_symtab_mem(const struct np_symtab *t);
 
-/* ksyms.c: /proc/kallsyms; modules (/proc/modules) bounds module symbols.
- * warning is set when addresses are hidden. */
+/* ksyms.c: /proc/kallsyms; modules (/proc/modules) bounds module symbols;
+ * sys ("/sys") has the kernel's and the modules' build-ids.  warning is
+ * set when addresses are hidden. */
 int np_ksyms_load(struct np_symtab *t, struct np_arena *a, const char *path,
-		  const char *modules, char *warning, size_t wlen);
+		  const char *modules, const char *sys, char *warning, size_t wlen);
 
 /* elfsyms.c: one ELF object's symbols, cached per build-id / inode. */
 struct np_load_seg {

@@ -79,8 +79,8 @@ static int ksyms_refresh(struct np_symbolizer *s)
 	if (h == s->mods_hash)
 		return 0;
 	s->mods_hash = h;
-	if (np_ksyms_load(&fresh, &s->arena, "/proc/kallsyms", "/proc/modules", warning,
-			  sizeof(warning)) < 0) {
+	if (np_ksyms_load(&fresh, &s->arena, "/proc/kallsyms", "/proc/modules", "/sys",
+			  warning, sizeof(warning)) < 0) {
 		np_symtab_free(&fresh);
 		return 0;
 	}
@@ -111,9 +111,8 @@ static struct np_symbolizer *symbolizer_new(int kernel, char *err, size_t errlen
 		return s;
 	/* Failure leaves kernel frames as dso+offset, with a warning. */
 	s->mods_hash = modules_hash();
-	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", "/proc/modules",
-		      s->kwarning,
-		      sizeof(s->kwarning));
+	np_ksyms_load(&s->ksyms, &s->arena, "/proc/kallsyms", "/proc/modules", "/sys",
+		      s->kwarning, sizeof(s->kwarning));
 	return s;
 }
 
@@ -345,6 +344,7 @@ int np_symbolize(struct np_symbolizer *s, uint32_t pid, uint64_t addr,
 	if (!sym)
 		return 1;
 	out->dso = np_symtab_dso(&s->ksyms, sym);
+	out->build_id = np_symtab_build_id(&s->ksyms, sym);
 	out->name = sym->name;
 	out->offset = addr - sym->start;
 	return 0;

@@ -39,7 +39,9 @@ int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 			}
 		free(v);
 		free(t->dsos);
+		free(t->bids);
 		t->dsos = NULL;
+		t->bids = NULL;
 		t->nr_dsos = 0;
 	}
 	if (t->nr == t->cap) {
@@ -157,7 +159,7 @@ const struct np_symdef *np_symtab_find(const struct np_symtab *t, uint64_t addr)
 size_t np_symtab_mem(const struct np_symtab *t)
 {
 	return t->nr * (t->v ? sizeof(*t->v) : 0) + t->cap * sizeof(*t->b) +
-	       t->nr_dsos * sizeof(*t->dsos);
+	       t->nr_dsos * (sizeof(*t->dsos) + (t->bids ? sizeof(*t->bids) : 0));
 }
 
 void np_symtab_free(struct np_symtab *t)
@@ -165,5 +167,6 @@ void np_symtab_free(struct np_symtab *t)
 	free(t->v);
 	free(t->b);
 	free(t->dsos);
+	free(t->bids);
 	memset(t, 0, sizeof(*t));
 }

@@ -6,7 +6,7 @@
 # hot_a and hot_b with its thread CPU clock; the profile must agree
 # within 10 points, and hot_a must be the top row.  The pprof export's
 # Mappings carry each object's build-id: hot's and libc's as readelf -n
-# gives them.
+# gives them, the kernel's and the vdso's as perf buildid-list does.
 #
 #   record.sh NMIPROF HOT WORKDIR SRCDIR
 # Exits 77 (skip) when this machine cannot sample.
@@ -65,4 +65,23 @@ for re in '/hot$' '/libc\.so\.6$'; do
 		{ cat maps.txt; echo "FAIL: pprof Mapping '$obj': build-id '$got', readelf -n '$want'"; exit 1; }
 	echo "ok   pprof Mapping $obj: build-id $got"
 done
+# [kernel.kallsyms] and [vdso] as perf gives them for a run of hot (hot
+# reads one clock through a syscall and one through the vdso).
+if [ -s maps.txt ] && command -v perf >/dev/null &&
+   perf record -q -o perf.data -- "$HOT" 1 >/dev/null 2>perf.err &&
+   perf buildid-list -i perf.data >perf_bids.txt 2>>perf.err; then
+	for obj in '[kernel.kallsyms]' '[vdso]'; do
+		want=$(awk -v f="$obj" '$2 == f { print $1; exit }' perf_bids.txt)
+		got=$(awk -v f="$obj" '$1 == f { print $2; exit }' maps.txt)
+		if [ -z "$got" ] || [ -z "$want" ]; then
+			echo "note: $obj: no frame in the profile or none in perf's ('$got', '$want')"
+			continue
+		fi
+		[ "$got" = "$want" ] ||
+			{ cat maps.txt perf_bids.txt; echo "FAIL: pprof Mapping $obj: build-id '$got', perf '$want'"; exit 1; }
+		echo "ok   pprof Mapping $obj: build-id $got (perf buildid-list)"
+	done
+else
+	echo "note: no perf here: kernel and vdso build-ids not checked ($(cat perf.err 2>/dev/null))"
+fi
 rm -rf "$WORK"	# kept only when a check failed
