@@ -231,11 +231,14 @@ pass "--sort host, --symbol, --label, top rows"
 
 # Frames of hot carry hot's build-id (readelf -n), none another one;
 # with ANY, frames without one are allowed (sent before the column was).
+# This hot by its path: the daemons see every process, and other builds'
+# tests may run their own hot meanwhile.
 HOT_BID=$(readelf -n "$HOT" | sed -n 's/^ *Build ID: *//p')
+HOT_PATH=$(readlink -f "$HOT")
 check_bid() {	# DB WHAT [ANY]
 	[ -n "$HOT_BID" ] || { echo "note: $HOT has no build-id: not checked"; return; }
-	good=$(ch_q 1 "SELECT count() FROM $1.frames WHERE dso LIKE '%/hot' AND build_id = '$HOT_BID'")
-	bad=$(ch_q 1 "SELECT count() FROM $1.frames WHERE dso LIKE '%/hot'
+	good=$(ch_q 1 "SELECT count() FROM $1.frames WHERE dso = '$HOT_PATH' AND build_id = '$HOT_BID'")
+	bad=$(ch_q 1 "SELECT count() FROM $1.frames WHERE dso = '$HOT_PATH'
 		AND build_id NOT IN ('$HOT_BID'${3:+, ''})")
 	[ "$good" -gt 0 ] && [ "$bad" = 0 ] ||
 		fail "$2: frames of hot: $good with its build-id $HOT_BID, $bad with another"
@@ -253,7 +256,7 @@ check_pprof_bid() {	# URL WHAT WANT
 	77) echo "note: protoc not installed: pprof build-ids not checked"; return ;;
 	*) fail "$2: pprof_mappings.sh" ;;
 	esac
-	got=$(awk '$1 ~ /\/hot$/ { print $2 }' "$WORK/maps.txt")
+	got=$(awk -v f="$HOT_PATH" '$1 == f { print $2 }' "$WORK/maps.txt")
 	[ "$got" = "$3" ] ||
 		{ cat "$WORK/maps.txt"; fail "$2: pprof Mapping of hot: build-id '$got', want '$3'"; }
 	pass "$2: export --cluster -f pprof: hot's Mapping has build-id $got"
