@@ -354,8 +354,13 @@ int cli_load_cluster(const char *cmd, const struct cli_source *src,
 /* ---- report --sort host --------------------------------------------- */
 
 struct host_row {
-	const char *host;
+	char *host;
 	uint64_t self, children, total;
+};
+
+struct host_rows {
+	struct host_row *v;
+	size_t n, cap;
 };
 
 static int host_cmp(const void *a, const void *b)
@@ -370,20 +375,49 @@ static int host_cmp(const void *a, const void *b)
 	return strcmp(x->host, y->host);
 }
 
+/* host's row, added if new; NULL on ENOMEM. */
+static struct host_row *host_get(struct host_rows *h, const char *host)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (!strcmp(h->v[i].host, host))
+			return &h->v[i];
+	if (NP_GROW(h->v, h->cap, h->n + 1))
+		return NULL;
+	memset(&h->v[h->n], 0, sizeof(h->v[0]));
+	h->v[h->n].host = strdup(host);
+	return h->v[h->n].host ? &h->v[h->n++] : NULL;
+}
+
+static int host_total(const char *host, uint64_t count, void *arg)
+{
+	struct host_row *h = host_get(arg, host);
+
+	if (!h)
+		return -ENOMEM;
+	h->total += count;
+	return 0;
+}
+
 static int frame_shown(const struct topview_filter *f, const struct np_frame *fr)
 {
 	return fr->kernel ? f->kernel : f->user;
 }
 
+/*
+ * The hosts' totals are summed by the server; with a symbol, the stacks
+ * that have a frame of that name come with their counts per host, and
+ * each counts for self when its innermost frame shown is one, for
+ * children when any is.
+ */
 int cli_report_by_host(const struct cli_source *src, const struct topview_filter *f,
 		       const char *symbol, size_t max_rows)
 {
 	struct count_rows rows = { 0 };
-	struct host_row *hr = NULL;
+	struct host_rows hr = { 0 };
 	struct np_fleet_filter ff;
 	struct stack_map map = { 0 };
 	uint64_t all = 0;
-	size_t nh = 0;
+	char err[600];
 	struct np_ch *c;
 	int ret;
 
@@ -392,31 +426,30 @@ int cli_report_by_host(const struct cli_source *src, const struct topview_filter
 		return ret;
 	cli_cluster_filter(src, f, &ff);
 	ff.by_host = 1;
-	ret = fetch("report", c, &ff, &rows, &map);
-	np_ch_close(c);
-	if (!ret && !(hr = calloc(rows.n + 1, sizeof(*hr)))) {
-		cli_error("report", "out of memory");
-		ret = EXIT_FAILURE_RT;
+	ff.symbol = symbol;
+	ret = np_fleet_query_hosts(c, &ff, host_total, &hr, err, sizeof(err));
+	if (ret) {
+		cli_error("report", "%s", ret == -ENOMEM ? "out of memory" : err);
+		ret = ret == -ENOMEM ? EXIT_FAILURE_RT : EXIT_BAD_INPUT;
 	}
+	if (!ret && symbol)
+		ret = fetch("report", c, &ff, &rows, &map);
+	np_ch_close(c);
 	for (size_t i = 0; !ret && i < rows.n; i++) {
 		const struct count_row *r = &rows.v[i];
 		const struct stack_ent *e = map_find(&map, r->stack);
-		struct host_row *h = NULL;
+		struct host_row *h = host_get(&hr, r->host);
 		int leaf = 1, self = 0, any = 0;
 
-		for (size_t j = 0; j < nh; j++)
-			if (!strcmp(hr[j].host, r->host))
-				h = &hr[j];
 		if (!h) {
-			h = &hr[nh++];
-			h->host = r->host;
+			cli_error("report", "out of memory");
+			ret = EXIT_FAILURE_RT;
+			break;
 		}
-		h->total += r->count;
-		all += r->count;
 		for (unsigned int j = 0; e && j < e->nr; j++) {
 			if (!frame_shown(f, &e->frames[j]))
 				continue;
-			if (symbol && !strcmp(e->frames[j].sym, symbol)) {
+			if (!strcmp(e->frames[j].sym, symbol)) {
 				any = 1;
 				self |= leaf;
 			}
@@ -427,28 +460,34 @@ int cli_report_by_host(const struct cli_source *src, const struct topview_filter
 		if (any)
 			h->children += r->count;
 	}
+	for (size_t i = 0; i < hr.n; i++)
+		all += hr.v[i].total;
 	if (!ret) {
-		qsort(hr, nh, sizeof(*hr), host_cmp);
+		qsort(hr.v, hr.n, sizeof(*hr.v), host_cmp);
 		printf("# nmiprof report: %s\n# samples: %" PRIu64 "  hosts: %zu  sort: host%s%s\n#\n",
-		       src->cluster, all, nh, symbol ? "  symbol: " : "",
+		       src->cluster, all, hr.n, symbol ? "  symbol: " : "",
 		       symbol ? symbol : "");
 		if (symbol)
 			printf("%12s %12s %12s  %s\n", "Self", "Children", "Samples", "Host");
 		else
 			printf("%8s %12s  %s\n", "Overhead", "Samples", "Host");
-		for (size_t i = 0; i < nh && (!max_rows || i < max_rows); i++) {
-			if (symbol && !hr[i].children)
+		for (size_t i = 0; i < hr.n && (!max_rows || i < max_rows); i++) {
+			const struct host_row *h = &hr.v[i];
+
+			if (symbol && !h->children)
 				continue;
 			if (symbol)
 				printf("%12" PRIu64 " %12" PRIu64 " %12" PRIu64 "  %s\n",
-				       hr[i].self, hr[i].children, hr[i].total, hr[i].host);
+				       h->self, h->children, h->total, h->host);
 			else
 				printf("%7.2f%% %12" PRIu64 "  %s\n",
-				       all ? 100.0 * (double)hr[i].total / (double)all : 0,
-				       hr[i].total, hr[i].host);
+				       all ? 100.0 * (double)h->total / (double)all : 0,
+				       h->total, h->host);
 		}
 	}
-	free(hr);
+	for (size_t i = 0; i < hr.n; i++)
+		free(hr.v[i].host);
+	free(hr.v);
 	rows_free(&rows);
 	map_free(&map);
 	return ret;

@@ -145,6 +145,9 @@ static int run(struct np_ch *c, struct np_buf *sql, struct np_buf *out,
 	return 0;
 }
 
+static int symbol_where(struct np_ch *c, struct np_buf *b, const char *symbol,
+			char *err, size_t errlen);
+
 int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 			  np_fleet_count_fn fn, void *arg,
 			  char *err, size_t errlen)
@@ -159,6 +162,10 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 			 f->by_host ? "any(host)" : "''",
 			 f->by_pid ? "any(pid)" : "toUInt32(0)", db);
 	samples_where(&sql, db, f);
+	if (f->symbol && symbol_where(c, &sql, f->symbol, err, errlen)) {
+		np_buf_free(&sql);
+		return -1;
+	}
 	np_ch_buf_printf(&sql, " GROUP BY bitXor(stack, cityHash64(comm%s%s)) FORMAT TabSeparated",
 			 f->by_host ? ", host" : "", f->by_pid ? ", pid" : "");
 	ret = run(c, &sql, &out, err, errlen);
@@ -894,4 +901,52 @@ out:
 	np_buf_free(&sql);
 	np_buf_free(&out);
 	return ret ? -1 : 0;
+}
+
+/* ---- report --sort host ---------------------------------------------- */
+
+int np_fleet_query_hosts(struct np_ch *c, const struct np_fleet_filter *f,
+			 np_fleet_host_fn fn, void *arg, char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+	struct np_buf sql = { 0 }, out = { 0 };
+	char *cur, *fld[2];
+	int ret;
+
+	np_ch_buf_printf(&sql, "SELECT host, sum(count) FROM %s.samples", db);
+	samples_where(&sql, db, f);
+	np_ch_buf_str(&sql, " GROUP BY host FORMAT TabSeparated");
+	ret = run(c, &sql, &out, err, errlen);
+	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 2) == 2;)
+		ret = fn(fld[0], strtoull(fld[1], NULL, 10), arg);
+	np_buf_free(&sql);
+	np_buf_free(&out);
+	return ret;
+}
+
+/*
+ * The stacks with a frame named symbol, as the client names frames: a
+ * frame's func, else np_sym_unnamed() of its dso and offset.  Only where
+ * every stack is in the frame dictionary (a stack of the first schema
+ * has its frames inline): elsewhere no condition, the client sorts out.
+ */
+static int symbol_where(struct np_ch *c, struct np_buf *b, const char *symbol,
+			char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+	int tables = stack_tables(c, err, errlen);
+
+	if (tables < 0)
+		return -1;
+	if ((tables & (HAS_DICT | HAS_INLINE)) != HAS_DICT)
+		return 0;
+	np_ch_buf_printf(b, " AND stack GLOBAL IN (SELECT stack FROM %s.stack_frames"
+			 " ARRAY JOIN frames AS fid WHERE fid GLOBAL IN (SELECT frame FROM"
+			 " (SELECT frame, func, dso AS fd, off AS fo FROM %s.frames)"
+			 " WHERE if(func != '', func, ", db, db);
+	unnamed_sql(b);
+	np_ch_buf_str(b, ") = ");
+	np_ch_buf_sql_str(b, symbol);
+	np_ch_buf_str(b, "))");
+	return 0;
 }

@@ -119,6 +119,12 @@ struct np_fleet_filter {
 	int cpu;			/* -1: any */
 	const char *comm;		/* NULL: any */
 	int by_host, by_pid;		/* GROUP BY them too */
+	/*
+	 * Counts: only the stacks with a frame of this name (np_sym_unnamed()'s
+	 * when it has none), on a server that keeps stacks in the frame
+	 * dictionary only; else, and NULL: every stack.
+	 */
+	const char *symbol;
 };
 
 void np_fleet_filter_init(struct np_fleet_filter *f);
@@ -135,6 +141,11 @@ typedef int (*np_fleet_count_fn)(const struct np_fleet_count *c, void *arg);
 int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 			  np_fleet_count_fn fn, void *arg,
 			  char *err, size_t errlen);
+
+/* Sample counts per host, summed by the server, in no order. */
+typedef int (*np_fleet_host_fn)(const char *host, uint64_t count, void *arg);
+int np_fleet_query_hosts(struct np_ch *c, const struct np_fleet_filter *f,
+			 np_fleet_host_fn fn, void *arg, char *err, size_t errlen);
 
 /*
  * Frames of the given stacks; fn gets each stack's frames, innermost

@@ -189,6 +189,60 @@ compare_reports() {	# WHAT
 	done
 	pass "$1: report --cluster = the local store's report, 13 ways ($k lines)"
 }
+# report --sort host [--symbol S] against the two local stores: a host's
+# samples, and those whose innermost shown frame is S (self) or with any
+# shown frame S (children), as its folded stacks (-U/-K as given) count them.
+compare_hosts() {	# WHAT
+	u1=$(( $(cursor 1) / 1000000000 )) u2=$(( $(cursor 2) / 1000000000 ))
+	u=$(( u1 < u2 ? u1 : u2 ))
+	k=0
+	for h in 1 2; do
+		for fl in "" -U -K; do
+			# shellcheck disable=SC2086
+			"$NMIPROF" export --store "$WORK/s$h" --until "@$u" --no-comm $fl \
+				>"$WORK/h$h$fl.folded" || fail "$1: export s$h $fl"
+		done
+	done
+	for o in "" "-n 1" "--symbol hot_a" "--symbol main" "--symbol hot_b -U" \
+		"--symbol hot_a -K" "--symbol clock_ns -n 1"; do
+		sym=$(echo "$o" | sed -n 's/.*--symbol \([^ ]*\).*/\1/p')
+		fl=$(echo "$o" | grep -o -- '-[UK]')
+		n=$(echo "$o" | sed -n 's/.*-n \([0-9]*\).*/\1/p')
+		for h in 1 2; do
+			host=web-1; [ $h = 2 ] && host=db-1
+			awk -v s="$sym" -v h="$host" '{
+				c = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";")
+				for (i = n; i > 0; i--) if (f[i] == s) { a += c; if (i == n) l += c; break }
+			} END { printf "%s %d %d\n", h, l, a }' "$WORK/h$h$fl.folded"
+			awk '{ t += $NF } END { print t + 0 }' "$WORK/h$h.folded"
+		done | paste - - | awk -v s="$sym" -v n="$n" -v url="$U1" '
+			{ h[NR] = $1; l[NR] = $2; a[NR] = $3; t[NR] = $4; all += $4 }
+			END {
+				printf "# nmiprof report: %s\n# samples: %d  hosts: %d  sort: host%s\n#\n",
+					url, all, NR, s != "" ? "  symbol: " s : ""
+				if (s != "") printf "%12s %12s %12s  %s\n", "Self", "Children", "Samples", "Host"
+				else printf "%8s %12s  %s\n", "Overhead", "Samples", "Host"
+				# host_cmp: self (else the total), children, name
+				i = 1; j = 2
+				ki = l[1] ? l[1] : t[1]; kj = l[2] ? l[2] : t[2]
+				if (kj > ki || (kj == ki && (a[2] > a[1] || (a[2] == a[1] && h[2] < h[1])))) { i = 2; j = 1 }
+				split(i " " j, ord, " ")
+				for (r = 1; r <= 2 && (n == "" || r <= n); r++) {
+					x = ord[r]
+					if (s != "" && !a[x]) continue
+					if (s != "") printf "%12d %12d %12d  %s\n", l[x], a[x], t[x], h[x]
+					else printf "%7.2f%% %12d  %s\n", all ? 100 * t[x] / all : 0, t[x], h[x]
+				}
+			}' >"$WORK/hl.txt"
+		# shellcheck disable=SC2086
+		"$NMIPROF" report --cluster "$U1" --until "@$u" --sort host $o >"$WORK/hc.txt" ||
+			fail "$1: report --sort host $o"
+		cmp -s "$WORK/hl.txt" "$WORK/hc.txt" ||
+			{ diff "$WORK/hl.txt" "$WORK/hc.txt"; fail "$1: report --sort host $o differs from the local stores'"; }
+		k=$((k + $(grep -c . "$WORK/hc.txt")))
+	done
+	pass "$1: report --cluster --sort host = the local stores', 7 ways ($k lines)"
+}
 # No (host, slice) committed twice; committed batches' samples are the totals.
 check_no_dups() {
 	d=$(ch_q 1 "SELECT count() FROM (SELECT host, start, count() AS c FROM nmiprof.slices GROUP BY host, start HAVING c > 1)")
@@ -212,6 +266,7 @@ stop_daemon 1
 stop_daemon 2
 compare "two hosts"
 compare_reports "two hosts"
+compare_hosts "two hosts"
 
 "$NMIPROF" report --cluster "$U1" --sort host >"$WORK/byhost.txt" || fail "report --sort host"
 grep -Eq '^ +[0-9.]+% +[0-9]+ +web-1$' "$WORK/byhost.txt" &&
