@@ -8,8 +8,9 @@
  * give: every distinct (dso, symbol) becomes one Function and one
  * Location (same id) whose Line points at it, and every dso (per
  * build-id, when frames carry one) one Mapping with has_functions set
- * and the build-id in hex, as perf and pprof give it.  Each sample carries two values, samples/count
- * and cpu/nanoseconds (count * period), and labels comm and pid.
+ * and the build-id in hex, as perf and pprof give it.  Each sample
+ * carries two values, samples/count and cpu/nanoseconds (count *
+ * period), and labels comm and pid.
  */
 #include <errno.h>
 #include <math.h>
