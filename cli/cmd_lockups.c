@@ -75,19 +75,26 @@ static void flags_str(uint32_t flags, char *buf, size_t len)
 		 flags & NMIPROF_LF_RECOVERED ? ",recovered" : "");
 }
 
+/* A lower bound (NMIPROF_LF_AT_LEAST) is shown as one: ">=2.40s". */
+static int at_least(const struct np_lockup_rec *r)
+{
+	return !!(r->flags & NMIPROF_LF_AT_LEAST);
+}
+
 static int list_one(const struct np_lockup_rec *r, void *arg)
 {
 	struct list_ctx *c = arg;
-	char when[32], fl[32];
+	char when[32], fl[32], stuck[32];
 
 	if (!c->n++)
 		printf("%-28s  %3s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "ID", "EP",
 		       "TIME", "CPU", "PID", "COMM", "STUCK", "FLAGS");
 	cli_format_time(r->wall_ns, when, sizeof(when));
 	flags_str(r->flags, fl, sizeof(fl));
-	printf("%-28s  %3u  %-19s  %4u  %8u  %-16s  %8.2fs  %s\n", r->id,
-	       episode_of(c, r), when, r->cpu, r->pid, r->comm,
-	       (double)r->stuck_ns / 1e9, fl);
+	snprintf(stuck, sizeof(stuck), "%s%.2fs", at_least(r) ? ">=" : "",
+		 (double)r->stuck_ns / 1e9);
+	printf("%-28s  %3u  %-19s  %4u  %8u  %-16s  %9s  %s\n", r->id,
+	       episode_of(c, r), when, r->cpu, r->pid, r->comm, stuck, fl);
 	return 0;
 }
 
@@ -104,8 +111,9 @@ static void show(const struct np_lockup_rec *r)
 	cli_format_time(r->wall_ns, when, sizeof(when));
 	flags_str(r->flags, fl, sizeof(fl));
 	printf("lockup %s\n  time:  %s\n  cpu:   %u\n  task:  %s pid %u tid %u\n"
-	       "  stuck: %.3f s\n  flags: %s\n\nregisters:\n", r->id, when, r->cpu,
-	       r->comm, r->pid, r->tid, (double)r->stuck_ns / 1e9, fl);
+	       "  stuck: %s%.3f s\n  flags: %s\n\nregisters:\n", r->id, when,
+	       r->cpu, r->comm, r->pid, r->tid, at_least(r) ? "at least " : "",
+	       (double)r->stuck_ns / 1e9, fl);
 	_Static_assert(sizeof(names) / sizeof(names[0]) ==
 		       sizeof(struct nmiprof_regs) / sizeof(uint64_t), "regs");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -302,10 +302,11 @@ static unsigned int np_report_context(struct pt_regs *regs, u64 *frames)
 
 /*
  * Start a NMIPROF_REC_LOCKUP about @cpu in this CPU's record buffer for
- * this context: the NMI's, or the hrtimer's an NMI may interrupt.
+ * this context: the NMI's, or the hrtimer's an NMI may interrupt.  With
+ * @at_least, @stuck_ns is a lower bound, as the console lines say.
  */
 static struct nmiprof_lockup *np_report_rec(int cpu, u32 nr, u64 stuck_ns,
-					    u16 lockup_flags)
+					    bool at_least, u16 lockup_flags)
 {
 	struct nmiprof_lockup *rec =
 		(void *)this_cpu_ptr(np_report_bufs)->rec[in_nmi() ? 0 : 1];
@@ -318,7 +319,7 @@ static struct nmiprof_lockup *np_report_rec(int cpu, u32 nr, u64 stuck_ns,
 	rec->real_ns = ktime_get_real_fast_ns();
 	rec->stuck_ns = stuck_ns;
 	rec->cpu = cpu;
-	rec->lockup_flags = lockup_flags;
+	rec->lockup_flags = lockup_flags | (at_least ? NMIPROF_LF_AT_LEAST : 0);
 	rec->nr_kframes = nr;
 	rec->kstack = NMIPROF_LOC(sizeof(*rec), size - sizeof(*rec));
 	return rec;
@@ -395,12 +396,13 @@ bool np_report_ring_quiesce(void)
 
 /* The report as a record, for the daemon and `nmiprof lockups`. */
 static void np_report_record(struct pt_regs *regs, u64 stuck_ns,
-			     const u64 *frames, unsigned int nr)
+			     bool at_least, const u64 *frames, unsigned int nr)
 {
 	struct nmiprof_lockup *rec;
 	struct nmiprof_regs *o;
 
-	rec = np_report_rec(smp_processor_id(), nr, stuck_ns, NMIPROF_LF_HARD);
+	rec = np_report_rec(smp_processor_id(), nr, stuck_ns, at_least,
+			    NMIPROF_LF_HARD);
 	rec->hdr.common_flags = NMIPROF_RF_IN_NMI |
 				(user_mode(regs) ? NMIPROF_RF_USER_MODE : 0);
 	rec->pid = task_tgid_nr(current);
@@ -445,7 +447,7 @@ void np_report_lockup(struct pt_regs *regs, u64 stuck_ns, bool at_least)
 		np_uart_unlock();
 
 	atomic64_inc(&this_cpu_ptr(&np_stats)->lockups);
-	np_report_record(regs, stuck_ns, frames, nr);
+	np_report_record(regs, stuck_ns, at_least, frames, nr);
 }
 
 void np_report_backtrace(struct pt_regs *regs, int lockup_cpu)
@@ -476,7 +478,7 @@ void np_report_recovered(u64 stuck_ns, bool at_least, pid_t pid, pid_t tid,
 	if (locked)
 		np_uart_unlock();
 
-	rec = np_report_rec(smp_processor_id(), 0, stuck_ns,
+	rec = np_report_rec(smp_processor_id(), 0, stuck_ns, at_least,
 			    NMIPROF_LF_HARD | NMIPROF_LF_RECOVERED);
 	rec->pid = pid;
 	rec->tid = tid;
@@ -497,6 +499,6 @@ void np_report_silent(int cpu, u64 stuck_ns, bool at_least)
 	if (locked)
 		np_uart_unlock();
 	atomic64_inc(&per_cpu_ptr(&np_stats, cpu)->lockups);
-	np_report_emit(np_report_rec(cpu, 0, stuck_ns,
+	np_report_emit(np_report_rec(cpu, 0, stuck_ns, at_least,
 				     NMIPROF_LF_HARD | NMIPROF_LF_SILENT));
 }

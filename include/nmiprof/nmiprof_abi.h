@@ -18,7 +18,8 @@
  *     records, and a field it needs and does not find is a clear error;
  *   - a field taken from a __reserved area, where zero means "as
  *     before" (an older peer leaves it zero);
- *   - a new ioctl or record type (unknown ones are refused or skipped).
+ *   - a new ioctl or record type (unknown ones are refused or skipped);
+ *   - a new flag bit in a record (readers ignore bits they don't know).
  * Each side learns the other's minor from HELLO and uses what minor N
  * added only with a peer of minor N or later.
  *
@@ -40,7 +41,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	5	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	6	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -153,6 +154,11 @@ struct nmiprof_lockup {
 #define NMIPROF_LF_HARD		(1U << 0)
 #define NMIPROF_LF_RECOVERED	(1U << 1)
 #define NMIPROF_LF_SILENT	(1U << 2) /* no answer to NMIs (minor 3) */
+/*
+ * minor 6: stuck_ns counts from when the watchdog began to watch a CPU
+ * already stuck (it had no heartbeat since): a lower bound.
+ */
+#define NMIPROF_LF_AT_LEAST	(1U << 3)
 
 /* ------------------------------------------------------------------ */
 /* Per-CPU ring                                                       */

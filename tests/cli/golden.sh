@@ -62,7 +62,8 @@ if "$GEN" "$WORK/regen.nmp" "$WORK/store"; then
 store_range|report --store store --since @1767225690 --until @1767225700
 store_export_range|export --store store --since @1767225690
 lockups_list|lockups --store store
-lockups_show|lockups --store store show lockup-18867266e2650400-cpu1'
+lockups_show|lockups --store store show lockup-18867266e2650400-cpu1
+lockups_show_at_least|lockups --store store show lockup-18867274daac5c00-cpu2'
 	echo "$cases2" | while IFS='|' read -r name args; do
 		# shellcheck disable=SC2086
 		(cd "$WORK" && "$NMIPROF" $args) >"$WORK/$name.out" 2>"$WORK/$name.err"

@@ -303,14 +303,16 @@ static void test_abi_records(void)
 	lk->cpu = 1;
 	lk->pid = 0;
 	lk->stuck_ns = 11000000000ULL;
-	lk->lockup_flags = NMIPROF_LF_HARD;
+	/* a lower bound (minor 6), and a bit no minor defines yet: kept */
+	lk->lockup_flags = NMIPROF_LF_HARD | NMIPROF_LF_AT_LEAST | 0x8000;
 	lk->regs.ip = KF[0];
 	lk->regs.sp = 0xffffc90000001000ULL;
 	memcpy(lk->comm, "swapper/1", 10);
 	CHECK(np_recfmt_decode(f, rec, size, collect, &g) == 0);
 	CHECK(g.ev[2].type == NP_EV_LOCKUP);
 	CHECK(g.ev[2].lockup.stuck_ns == 11000000000ULL);
-	CHECK(g.ev[2].lockup.flags == NMIPROF_LF_HARD);
+	CHECK(g.ev[2].lockup.flags ==
+	      (NMIPROF_LF_HARD | NMIPROF_LF_AT_LEAST | 0x8000));
 	CHECK(g.ev[2].lockup.regs.ip == KF[0] && g.ev[2].lockup.regs.sp == 0xffffc90000001000ULL);
 	CHECK(!strcmp(g.ev[2].lockup.comm, "swapper/1"));
 	CHECK(g.ev[2].lockup.nr_kframes == 2 && g.kf[2][1] == KF[1]);

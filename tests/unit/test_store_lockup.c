@@ -45,7 +45,7 @@ static void test_roundtrip(void)
 	l.cpu = 3;
 	l.pid = 4242;
 	l.tid = 4243;
-	l.flags = NMIPROF_LF_HARD;
+	l.flags = NMIPROF_LF_HARD | NMIPROF_LF_AT_LEAST;
 	memcpy(l.comm, "spinner", 8);
 	l.regs.ip = 0xffffffff81001010;
 	l.regs.sp = 0xffffc90000123456;
@@ -65,7 +65,8 @@ static void test_roundtrip(void)
 		CHECK(r->wall_ns == 2000 && r->time_ns == 123456789);
 		CHECK(r->stuck_ns == 12000000000ULL && r->cpu == 3);
 		CHECK(r->pid == 4242 && r->tid == 4243);
-		CHECK(r->flags == NMIPROF_LF_HARD && !strcmp(r->comm, "spinner"));
+		CHECK(r->flags == (NMIPROF_LF_HARD | NMIPROF_LF_AT_LEAST) &&
+		      !strcmp(r->comm, "spinner"));
 		CHECK(r->regs.ip == l.regs.ip && r->regs.sp == l.regs.sp &&
 		      r->regs.flags == 0x46);
 		CHECK(r->nr_frames == 3 && r->addrs[2] == frames[2]);

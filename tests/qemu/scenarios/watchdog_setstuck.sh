@@ -6,8 +6,10 @@
 # within 2 s.  CPU 1 is watched again at once, stuck as
 # it is: it is reported during the spin, a threshold after the restart
 # (before, only once it was back), and recovers.  Its time stuck is
-# counted from the restart, so both lines say "at least".  A 4 s lockup
-# afterwards is reported too, its time measured from a heartbeat.
+# counted from the restart, so both lines say "at least", and so does
+# `nmiprof lockups list` (">=") once nmiprofd, started after the spin,
+# has stored them.  A 4 s lockup afterwards is reported too, its time
+# measured from a heartbeat: exact, in the log and in the list.
 # The spin starts 1 s after its insmod: insmod waits for every CPU
 # (TLB flushes) with preemption off, and would hold CPU 0 for the spin.
 # @smp 2
@@ -18,6 +20,10 @@
 # @allow nmiprof: hard LOCKUP on CPU 1,
 . /bench/lockup_lib.sh
 
+if ! command -v nmiprofd >/dev/null || ! command -v nmiprof >/dev/null; then
+	fail "nmiprofd or nmiprof not in the initramfs: build them first"
+	exit 1
+fi
 wd_load
 # Started, and past exec, before the spin: see nmiprof_wdset.c.
 nmiprof_wdset -s -r /tmp/wdset.ready -w 'nmiprof_lockup: spinning now' \
@@ -62,9 +68,35 @@ check "report counts from the restart: at least" dmesg_has \
 	'nmiprof: hard LOCKUP on CPU 1, no timer interrupt for at least [0-9]+\.[0-9]{3} s$'
 check "CPU 1 recovered after at least" dmesg_has \
 	'nmiprof: CPU 1 recovered after at least [0-9]+\.[0-9]{3} s$'
+mkdir -p /tmp/store
+nmiprofd -b kmod -s /tmp/store -S /tmp/nmiprofd.sock -F 19 \
+	>/tmp/nmiprofd.log 2>&1 &
+npd=$!
+# Its session is the second: nmiprof_wdset's was the first.
+_i=0
+while [ "$(dmesg | grep -c 'nmiprof: sampling at')" -lt 2 ] && [ $_i -lt 30 ]; do
+	sleep 1
+	_i=$((_i + 1))
+done
 wd_lockup cpu=1 secs=4
 n=$(dmesg | grep -c 'nmiprof: hard LOCKUP on CPU 1,')
 [ "$n" -eq 2 ] || fail "CPU 1 reported $n times after the restart, want 2"
 n=$(dmesg | grep -cE 'nmiprof: (hard LOCKUP on CPU 1,|CPU 1 recovered) .*at least')
 [ "$n" -eq 2 ] || fail "$n lines of CPU 1 say 'at least', want 2 (the spin across the restart)"
+
+# ID, EP, date, time, CPU, PID, COMM, STUCK, FLAGS: the first spin's
+# report and recovery are lower bounds, the 4 s lockup's are not.
+wd_lockups_list /tmp/store 2
+cat $RESULTS/lockups.txt
+awk '$1 != "ID" && $5 == 1 {
+	if (++n <= 2 ? $8 !~ /^>=[0-9]+\.[0-9][0-9]s$/ : $8 !~ /^[0-9]+\.[0-9][0-9]s$/) {
+		print "FAIL: " $0; bad = 1
+	}
+}
+END { if (n != 4) { print "FAIL: " n " records of CPU 1, want 4"; bad = 1 }
+      exit bad }' $RESULTS/lockups.txt ||
+	fail "nmiprof lockups list: the spin across the restart not shown as at least"
+kill $npd
+wait $npd
+cp /tmp/nmiprofd.log $RESULTS/
 wd_finish
