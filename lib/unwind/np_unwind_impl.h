@@ -62,12 +62,19 @@ int np_uw_cache_write(const char *dir, const struct nmiprof_uw_table *t,
 /*
  * Load the object open at fd: its build-id and segments from the ELF,
  * its table from cache_dir when there and valid, else compiled (and
- * written back) if may_compile, else NULL with *deferred set.  NULL with
- * err filled when it has no usable CFI.
+ * written back) if flags has NP_UW_LOAD_COMPILE, else NULL with *deferred
+ * set.  NULL with err filled when it has no usable CFI.
  */
+#define NP_UW_LOAD_COMPILE	1	/* may compile a table not cached */
+/*
+ * The table goes to nmiprof.ko only, which validates it at load: a cached
+ * one is checked by its crc32c (it was validated before it was written),
+ * not validated here again.
+ */
+#define NP_UW_LOAD_KERNEL	2
 struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 				 const char *cache_dir, const char *debug_root,
-				 int may_compile, int *deferred,
+				 int flags, int *deferred,
 				 char *err, size_t errlen);
 void np_uw_obj_free(struct np_uw_obj *o);
 
@@ -76,6 +83,8 @@ void np_uw_obj_free(struct np_uw_obj *o);
 struct np_unwinder_opts {
 	const char *cache_dir;		/* NULL: NP_UW_CACHE_DIR; "": no cache */
 	const char *debug_root;		/* NULL: "/usr/lib/debug" */
+	int for_kernel;			/* tables for nmiprof.ko only
+					 * (NP_UW_LOAD_KERNEL) */
 };
 
 struct np_unwinder_stats {

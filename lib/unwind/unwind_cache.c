@@ -33,8 +33,8 @@ static int cache_path(char *buf, size_t len, const char *dir, const char *sep,
 	return 0;
 }
 
-struct nmiprof_uw_table *np_uw_cache_read(const char *dir, const uint8_t *bid,
-					  int bid_size, size_t *len)
+static struct nmiprof_uw_table *cache_read(const char *dir, const uint8_t *bid,
+					   int bid_size, int validate, size_t *len)
 {
 	const size_t max = sizeof(struct nmiprof_uw_table) +
 			   (size_t)NMIPROF_UW_MAX_ROWS * sizeof(struct nmiprof_uw_row);
@@ -49,7 +49,7 @@ struct nmiprof_uw_table *np_uw_cache_read(const char *dir, const uint8_t *bid,
 	    np_read_file(path, max, &buf, &n) < 0)
 		return NULL;
 	t = buf;
-	if (np_uw_validate(t, n, &why) < 0 ||
+	if (n < sizeof(*t) || (validate && np_uw_validate(t, n, &why) < 0) ||
 	    t->crc != np_crc32c(0, t + 1, n - sizeof(*t)) ||
 	    t->build_id_size != bid_size || memcmp(t->build_id, bid, bid_size)) {
 		free(buf);
@@ -57,6 +57,12 @@ struct nmiprof_uw_table *np_uw_cache_read(const char *dir, const uint8_t *bid,
 	}
 	*len = n;
 	return t;
+}
+
+struct nmiprof_uw_table *np_uw_cache_read(const char *dir, const uint8_t *bid,
+					  int bid_size, size_t *len)
+{
+	return cache_read(dir, bid, bid_size, 1, len);
 }
 
 int np_uw_cache_write(const char *dir, const struct nmiprof_uw_table *t,
@@ -93,7 +99,7 @@ static int load_segs(Elf *elf, struct np_uw_obj *o)
 
 struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 				 const char *cache_dir, const char *debug_root,
-				 int may_compile, int *deferred,
+				 int flags, int *deferred,
 				 char *err, size_t errlen)
 {
 	struct np_uw_obj *o = calloc(1, sizeof(*o));
@@ -121,12 +127,12 @@ struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 		n = 0;
 	elf_end(elf);
 	elf = NULL;
-	o->t = np_uw_cache_read(cache_dir, bid, n, &o->bytes);
+	o->t = cache_read(cache_dir, bid, n, !(flags & NP_UW_LOAD_KERNEL), &o->bytes);
 	if (o->t) {
 		o->cached = 1;
 		return o;
 	}
-	if (!may_compile) {
+	if (!(flags & NP_UW_LOAD_COMPILE)) {
 		*deferred = 1;
 		snprintf(err, errlen, "%s: compile deferred", path);
 		goto fail;

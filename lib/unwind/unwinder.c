@@ -44,6 +44,7 @@ struct np_unwinder {
 	struct obj_entry *objs[OBJ_BUCKETS];
 	char cache_dir[4096], debug_root[4096];
 	struct np_unwinder_stats st;
+	int load_flags;			/* NP_UW_LOAD_KERNEL */
 	uint64_t budget_ns, budget_at;	/* compile time allowed, as of when */
 	/* the walk's context */
 	uint32_t pid;
@@ -101,6 +102,7 @@ struct np_unwinder *np_unwinder_new(const struct np_unwinder_opts *o,
 		 o && o->cache_dir ? o->cache_dir : NP_UW_CACHE_DIR);
 	snprintf(u->debug_root, sizeof(u->debug_root), "%s",
 		 o && o->debug_root ? o->debug_root : "/usr/lib/debug");
+	u->load_flags = o && o->for_kernel ? NP_UW_LOAD_KERNEL : 0;
 	u->budget_ns = COMPILE_BURST_NS;
 	u->budget_at = np_mono_ns();
 	return u;
@@ -158,7 +160,8 @@ static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 	}
 	if (fd >= 0) {
 		o = np_uw_obj_load(fd, d->path, u->cache_dir, u->debug_root,
-				   u->budget_ns > 0, &deferred, err, sizeof(err));
+				   u->load_flags | (u->budget_ns > 0 ? NP_UW_LOAD_COMPILE : 0),
+				   &deferred, err, sizeof(err));
 		close(fd);
 	}
 	if (!o && deferred) {

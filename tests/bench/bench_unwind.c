@@ -115,12 +115,12 @@ int main(int argc, char **argv)
 		free(t);
 		/* cold: compiled and written; cached: read back */
 		t0 = np_mono_ns();
-		o = np_uw_obj_load(fd, objs[i], dir, "/usr/lib/debug", 1, &deferred,
-				   err, sizeof(err));
+		o = np_uw_obj_load(fd, objs[i], dir, "/usr/lib/debug", NP_UW_LOAD_COMPILE,
+				   &deferred, err, sizeof(err));
 		t1 = np_mono_ns();
 		np_uw_obj_free(o);
-		o = np_uw_obj_load(fd, objs[i], dir, "/usr/lib/debug", 1, &deferred,
-				   err, sizeof(err));
+		o = np_uw_obj_load(fd, objs[i], dir, "/usr/lib/debug", NP_UW_LOAD_COMPILE,
+				   &deferred, err, sizeof(err));
 		t2 = np_mono_ns();
 		close(fd);
 		if (!o) {

@@ -435,13 +435,32 @@ static void test_compile_and_cache(void)
 		CHECK(np_uw_cache_read(dir, other, 20, &clen) == NULL);
 	}
 	/* the object loader takes the cached table */
-	o = np_uw_obj_load(fd, LIBC, dir, NULL, 1, &deferred, err, sizeof(err));
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_COMPILE, &deferred,
+			   err, sizeof(err));
 	CHECK(o && o->cached && o->bytes == len && o->nr_segs >= 1);
 	np_uw_obj_free(o);
+	/* for the module (which validates): taken on its crc32c alone */
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
+			   err, sizeof(err));
+	CHECK(o && o->cached && o->bytes == len && !memcmp(o->t, t, len));
+	np_uw_obj_free(o);
+	{
+		int wfd = open(path, O_RDWR);
+		uint8_t b;
+
+		CHECK(pread(wfd, &b, 1, len - 3) == 1);
+		b ^= 0x10;
+		CHECK(pwrite(wfd, &b, 1, len - 3) == 1);
+		close(wfd);
+		o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
+				   err, sizeof(err));
+		CHECK(!o && deferred, "a flipped bit not refused without validation");
+	}
 	unlink(path);
 	o = np_uw_obj_load(fd, LIBC, dir, NULL, 0, &deferred, err, sizeof(err));
 	CHECK(!o && deferred);		/* not cached, and no compiling allowed */
-	o = np_uw_obj_load(fd, LIBC, dir, NULL, 1, &deferred, err, sizeof(err));
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_COMPILE, &deferred,
+			   err, sizeof(err));
 	CHECK(o && !o->cached);
 	np_uw_obj_free(o);
 	CHECK(access(path, F_OK) == 0);		/* written back */
