@@ -85,17 +85,38 @@ static int is_code_label(Elf *elf, const GElf_Sym *s)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/*
+ * The string table at section index link, read in place as elf_strptr()
+ * would (each call of which checks the section anew): NULL unless it
+ * ends in a NUL, so that every offset below *size starts a string.
+ */
+static const char *strtab_of(Elf *elf, size_t link, size_t *size)
+{
+	Elf_Scn *scn = elf_getscn(elf, link);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	GElf_Shdr sh;
+
+	if (!data || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    !data->d_buf || !data->d_size || data->d_size != sh.sh_size ||
+	    ((const char *)data->d_buf)[data->d_size - 1] != '\0')
+		return NULL;
+	*size = data->d_size;
+	return data->d_buf;
+}
+
 /* Add the function symbols of every section of type `type`; returns count. */
 static int load_symbols(struct np_dso *d, struct np_arena *a, Elf *elf,
 			Elf32_Word type)
 {
+	int sym64 = gelf_getclass(elf) == ELFCLASS64;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	int n = 0;
 
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *str;
 		Elf_Data *data;
-		size_t nsyms;
+		size_t nsyms, strsz = 0;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
@@ -103,19 +124,26 @@ static int load_symbols(struct np_dso *d, struct np_arena *a, Elf *elf,
 		if (!data)
 			continue;
 		nsyms = sh.sh_size / sh.sh_entsize;
+		str = strtab_of(elf, sh.sh_link, &strsz);
 		for (size_t i = 0; i < nsyms; i++) {
 			GElf_Sym sym;
 			const char *name;
 			int t;
 
-			if (!gelf_getsym(data, (int)i, &sym))
+			/* native 64-bit symbols are read in place: libc's
+			 * .dynsym has 10^4 of them */
+			if (sym64 && data->d_type == ELF_T_SYM &&
+			    (i + 1) * sizeof(Elf64_Sym) <= data->d_size)
+				sym = ((const Elf64_Sym *)data->d_buf)[i];
+			else if (!gelf_getsym(data, (int)i, &sym))
 				continue;
 			t = GELF_ST_TYPE(sym.st_info);
 			if ((t != STT_FUNC && t != STT_GNU_IFUNC &&
 			     !(t == STT_NOTYPE && is_code_label(elf, &sym))) ||
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			name = str ? (sym.st_name < strsz ? str + sym.st_name : NULL) :
+			       elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name || np_sym_is_padding(name))
 				continue;
 			name = np_arena_strdup(a, name, strlen(name));

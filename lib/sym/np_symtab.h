@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 #include "np_arena.h"
 
@@ -44,7 +45,10 @@ struct np_symtab {
  * function before it (a return address after a noreturn call lands
  * there; rest_init's caller is not __pfx_start_kernel).
  */
-int np_sym_is_padding(const char *name);
+static inline int np_sym_is_padding(const char *name)
+{
+	return name[0] == '_' && !strncmp(name, "__pfx_", 6);
+}
 int np_symtab_add(struct np_symtab *t, uint64_t start, uint64_t size,
 		  const char *name, const char *dso, int prio);
 /* The last symbol added, when size-less, ends at limit (its section's end). */

@@ -130,7 +130,67 @@ static void test_module_bounds(void)
 	CHECK(system(p) == 0, "%s", p);
 }
 
+/*
+ * The symbol sort (np_symtab_finish) on many symbols, with aliases: one
+ * symbol per start, in order, the preferred of each start's (highest
+ * priority, then sized, then first by name, then first added), and each
+ * ending at its size or at the next start.
+ */
+static void test_symtab_sort(void)
+{
+	enum { N = 20000 };
+	static struct { uint64_t start, size; int prio; char name[16]; } in[N];
+	struct np_symtab t = { 0 };
+	uint32_t x = 7, bad = 0, nstarts = 0;
+	static char seen[N];
+
+	for (int i = 0; i < N; i++) {
+		x = x * 1103515245u + 12345u;
+		/* 1 << 22 apart at most: several radix passes, many aliases */
+		in[i].start = 0x400000 + (uint64_t)(x >> 8) % 6000 * 700;
+		in[i].size = x % 3 ? 16 : 0;
+		in[i].prio = (int)(x >> 3) % 4 - 1;
+		snprintf(in[i].name, sizeof(in[i].name), "s%u", (x >> 5) % 5000);
+		CHECK(np_symtab_add(&t, in[i].start, in[i].size, in[i].name, "d",
+				    in[i].prio) == 0);
+	}
+	np_symtab_finish(&t);
+	for (size_t i = 1; i < t.nr; i++)
+		bad += t.v[i].start <= t.v[i - 1].start;
+	CHECK(bad == 0, "%u out of order", bad);
+	for (int i = 0; i < N; i++) {
+		const struct np_symdef *d = np_symtab_find(&t, in[i].start);
+		int best = -1;
+
+		if (!d || d->start != in[i].start) {
+			bad++;
+			continue;
+		}
+		if (seen[(in[i].start - 0x400000) / 700]++)
+			continue;
+		nstarts++;
+		for (int j = 0; j < N; j++) {
+			if (in[j].start != in[i].start)
+				continue;
+			if (best < 0 || in[j].prio > in[best].prio ||
+			    (in[j].prio == in[best].prio &&
+			     (!!in[j].size > !!in[best].size ||
+			      (!!in[j].size == !!in[best].size &&
+			       strcmp(in[j].name, in[best].name) < 0))))
+				best = j;
+		}
+		/* size-less: to the next start */
+		bad += strcmp(d->name, in[best].name) != 0 ||
+		       d->size != (in[best].size ? 16 :
+				   d + 1 < t.v + t.nr ? d[1].start - d->start : 4096);
+	}
+	CHECK(bad == 0, "%u symbols wrong", bad);
+	CHECK(t.nr == nstarts, "%zu symbols for %u starts", t.nr, nstarts);
+	np_symtab_free(&t);
+}
+
 static const struct np_test_case cases[] = {
+	NP_CASE(test_symtab_sort),
 	NP_CASE(test_module_bounds),
 	{ 0 }
 };
