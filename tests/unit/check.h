@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -67,6 +68,18 @@ struct np_test_case {
 #else
 #define NP_TEST_SANITIZED	0
 #endif
+
+/* A child that waits, doing nothing, until killed: a live process. */
+static inline pid_t np_test_paused_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
 
 static inline const char *np_case_name(const struct np_test_case *c)
 {

@@ -248,11 +248,7 @@ static void test_leader_exit_keeps_set(void)
 
 	if (!k)
 		return;
-	child = fork();
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
+	child = np_test_paused_child();
 	CHECK(child > 0);
 	nr_sets = nr_drops = 0;
 	exec_of(k, child, 0x400000);

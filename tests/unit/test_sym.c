@@ -425,11 +425,7 @@ static void test_leader_exit(void)
 		CHECK(fx.a_running, "prog did not start");
 		return;
 	}
-	child = fork();
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
+	child = np_test_paused_child();
 	CHECK(child > 0);
 	if (child <= 0)
 		return;

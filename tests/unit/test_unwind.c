@@ -360,6 +360,18 @@ static void test_cache_writers(const struct nmiprof_uw_table *t, size_t len)
 	rmdir(dir);
 }
 
+/* Flip one bit of the file at path, at off. */
+static void flip_bit(const char *path, off_t off)
+{
+	int wfd = open(path, O_RDWR);
+	uint8_t b;
+
+	CHECK(pread(wfd, &b, 1, off) == 1);
+	b ^= 0x10;
+	CHECK(pwrite(wfd, &b, 1, off) == 1);
+	close(wfd);
+}
+
 static void test_compile_and_cache(void)
 {
 	char err[256], dir[] = "/tmp/np_uw_cacheXXXXXX", path[4096];
@@ -414,18 +426,10 @@ static void test_compile_and_cache(void)
 	for (int i = 0; i < t->build_id_size; i++)
 		snprintf(path + strlen(path), 3, "%02x", t->build_id[i]);
 	snprintf(path + strlen(path), 16, "-r%d.uw", NP_UW_COMPILER_REV);
-	{
-		int wfd = open(path, O_RDWR);
-		uint8_t b;
-
-		CHECK(pread(wfd, &b, 1, len - 3) == 1);
-		b ^= 0x10;
-		CHECK(pwrite(wfd, &b, 1, len - 3) == 1);
-		close(wfd);
-		CHECK(np_uw_cache_read(dir, t->build_id, t->build_id_size, &clen) == NULL);
-		CHECK(truncate(path, len - 8) == 0);
-		CHECK(np_uw_cache_read(dir, t->build_id, t->build_id_size, &clen) == NULL);
-	}
+	flip_bit(path, len - 3);
+	CHECK(np_uw_cache_read(dir, t->build_id, t->build_id_size, &clen) == NULL);
+	CHECK(truncate(path, len - 8) == 0);
+	CHECK(np_uw_cache_read(dir, t->build_id, t->build_id_size, &clen) == NULL);
 	CHECK(np_uw_cache_write(dir, t, len) == 0);
 	{
 		uint8_t other[20];
@@ -444,18 +448,10 @@ static void test_compile_and_cache(void)
 			   err, sizeof(err));
 	CHECK(o && o->cached && o->bytes == len && !memcmp(o->t, t, len));
 	np_uw_obj_free(o);
-	{
-		int wfd = open(path, O_RDWR);
-		uint8_t b;
-
-		CHECK(pread(wfd, &b, 1, len - 3) == 1);
-		b ^= 0x10;
-		CHECK(pwrite(wfd, &b, 1, len - 3) == 1);
-		close(wfd);
-		o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
-				   err, sizeof(err));
-		CHECK(!o && deferred, "a flipped bit not refused without validation");
-	}
+	flip_bit(path, len - 3);
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
+			   err, sizeof(err));
+	CHECK(!o && deferred, "a flipped bit not refused without validation");
 	unlink(path);
 	o = np_uw_obj_load(fd, LIBC, dir, NULL, 0, &deferred, err, sizeof(err));
 	CHECK(!o && deferred);		/* not cached, and no compiling allowed */
