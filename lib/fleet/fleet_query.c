@@ -148,6 +148,12 @@ static int run(struct np_ch *c, struct np_buf *sql, struct np_buf *out,
 static int symbol_where(struct np_ch *c, struct np_buf *b, const char *symbol,
 			char *err, size_t errlen);
 
+/* 1 if samples has the column comm_hash, 0 if not, -1. */
+static int has_comm_hash(struct np_ch *c, char *err, size_t errlen)
+{
+	return np_fleet_has_column(c, "samples", "comm_hash", err, errlen);
+}
+
 int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 			  np_fleet_count_fn fn, void *arg,
 			  char *err, size_t errlen)
@@ -155,9 +161,12 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 	const char *db = np_ch_database(c);
 	struct np_buf sql = { 0 }, out = { 0 };
 	char *cur, *fld[5];
-	int ret;
+	int ret, has;
 
 	/* One number to group by, as top_buckets() */
+	has = f->by_host || f->by_pid ? 0 : has_comm_hash(c, err, errlen);
+	if (has < 0)
+		return -1;
 	np_ch_buf_printf(&sql, "SELECT %s, %s, any(comm), any(stack), sum(count) FROM %s.samples",
 			 f->by_host ? "any(host)" : "''",
 			 f->by_pid ? "any(pid)" : "toUInt32(0)", db);
@@ -166,8 +175,11 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 		np_buf_free(&sql);
 		return -1;
 	}
-	np_ch_buf_printf(&sql, " GROUP BY bitXor(stack, cityHash64(comm%s%s)) FORMAT TabSeparated",
-			 f->by_host ? ", host" : "", f->by_pid ? ", pid" : "");
+	if (has)
+		np_ch_buf_str(&sql, " GROUP BY bitXor(stack, comm_hash) FORMAT TabSeparated");
+	else
+		np_ch_buf_printf(&sql, " GROUP BY bitXor(stack, cityHash64(comm%s%s)) FORMAT TabSeparated",
+				 f->by_host ? ", host" : "", f->by_pid ? ", pid" : "");
 	ret = run(c, &sql, &out, err, errlen);
 	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 5) == 5;) {
 		struct np_fleet_count fc = {
@@ -749,13 +761,16 @@ static int top_buckets(struct np_ch *c, const struct np_fleet_filter *f,
 {
 	const char *db = np_ch_database(c);
 	struct np_buf sql = { 0 };
-	int ret;
+	int ret, has = t->by_comm && !t->by_pid ? has_comm_hash(c, err, errlen) : 0;
 
+	if (has < 0)
+		return -1;
 	np_ch_buf_printf(&sql, "SELECT rowNumberInAllBlocks(), cm, pd, st, c FROM"
 			 " (SELECT %s AS bk, any(stack) AS st, %s AS cm, %s AS pd,"
 			 " sum(count) AS c FROM %s.samples",
 			 t->by_comm && t->by_pid ? "bitXor(stack, cityHash64(comm, pid))" :
-			 t->by_comm ? "bitXor(stack, cityHash64(comm))" :
+			 t->by_comm ? (has ? "bitXor(stack, comm_hash)" :
+				       "bitXor(stack, " NP_FLEET_COMM_HASH ")") :
 			 t->by_pid ? "bitXor(stack, intHash64(pid))" : "stack",
 			 t->by_comm ? "any(comm)" : "''",
 			 t->by_pid ? "any(pid)" : "toUInt32(0)", db);

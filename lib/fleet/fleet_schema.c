@@ -17,7 +17,8 @@
 static const char *const fleet_local[] = {
 	"CREATE TABLE IF NOT EXISTS %1$s.samples_local ("
 	" day Date DEFAULT toDate(time), time DateTime, host String,"
-	" batch UInt64, pid UInt32, cpu UInt32, comm String, stack UInt64, count UInt64)"
+	" batch UInt64, pid UInt32, cpu UInt32, comm String, stack UInt64, count UInt64,"
+	" comm_hash UInt64 DEFAULT " NP_FLEET_COMM_HASH ")"
 	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, time, stack, pid, cpu)",
 
 	/*
@@ -76,6 +77,8 @@ static const struct {
 	const char *table, *column, *type;
 } fleet_added[] = {
 	{ "frames", "build_id", "String" },
+	/* np_fleet.h; parts written before compute it as they are read */
+	{ "samples", "comm_hash", "UInt64 DEFAULT " NP_FLEET_COMM_HASH },
 };
 
 static int fleet_exec(struct np_ch *c, const char *sql, char *err,

@@ -109,6 +109,14 @@ int np_fleet_committed(struct np_ch *c, const char *host, uint64_t start_ns,
 
 #define NP_FLEET_MAX_MATCH	32
 
+/*
+ * samples.comm_hash, computed by the server (the column's DEFAULT): the
+ * key of a (comm, stack) row is one number, bitXor(stack, comm_hash)
+ * (18.16 groups by it 4x faster than by the pair), and hashing comm at
+ * query time was 40 % of the fleet top-50's scan.
+ */
+#define NP_FLEET_COMM_HASH	"cityHash64(comm)"
+
 struct np_fleet_filter {
 	uint64_t since_ns, until_ns;	/* 0: unbounded */
 	const char *hosts[NP_FLEET_MAX_MATCH];	/* globs, any of them */

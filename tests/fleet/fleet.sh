@@ -24,9 +24,10 @@
 #      back on the first, it sends what that one missed, nothing twice
 #   6. a database of the first schema (stacks with their frames inline):
 #      report/export --cluster read it, before and after `cluster init`
-#   7. frames without build_id (the second schema): the daemon still
-#      sends everything; `cluster init` adds the column (idempotent), and
-#      the daemon then sends each frame's build-id
+#   7. frames without build_id and samples without comm_hash (the second
+#      schema): the daemon still sends everything, the queries read it;
+#      `cluster init` adds the columns (idempotent), and the daemon then
+#      sends each frame's build-id
 #   export --cluster -f pprof: hot's Mapping carries its build-id (1, 7)
 #
 #   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
@@ -531,17 +532,30 @@ cmp -s "$WORK/dict.folded" "$WORK/v1.folded" ||
 	{ diff "$WORK/dict.folded" "$WORK/v1.folded" | head; fail "6: stacks differ after init"; }
 pass "6: a server of the first schema, before and after cluster init: $(wc -l <"$WORK/v1.folded") stacks as with the frame dictionary"
 
-# ---- 7. frames without build_id (the second schema) ---------------------
+# ---- 7. frames without build_id, samples without comm_hash ------------
 V2="${U1%=*}=nmiprof_v2" V2B="${U2%=*}=nmiprof_v2"
 "$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
 	fail "7: cluster init"
 for n in 1 2; do
 	ch_do $n "ALTER TABLE nmiprof_v2.frames DROP COLUMN build_id"
 	ch_do $n "ALTER TABLE nmiprof_v2.frames_local DROP COLUMN build_id"
+	ch_do $n "ALTER TABLE nmiprof_v2.samples DROP COLUMN comm_hash"
+	ch_do $n "ALTER TABLE nmiprof_v2.samples_local DROP COLUMN comm_hash"
 done
-bid_cols() {
+bid_cols() {	# both columns in both tables: 4
 	ch_q "$1" "SELECT count() FROM system.columns WHERE database = 'nmiprof_v2'
-		AND table IN ('frames', 'frames_local') AND name = 'build_id'"
+		AND (table IN ('frames', 'frames_local') AND name = 'build_id'
+		  OR table IN ('samples', 'samples_local') AND name = 'comm_hash')"
+}
+[ "$(bid_cols 1)" = 0 ] && [ "$(bid_cols 2)" = 0 ] ||
+	fail "7: the second schema's columns: $(bid_cols 1) and $(bid_cols 2) of 0"
+report_v2() {	# WHAT: the top rows from the local store and the server
+	"$NMIPROF" report --store "$WORK/s1" --until "@$(($(cursor 1) / 1000000000))" -n 20 |
+		table >"$WORK/v2.l.txt" || fail "$1: report --store"
+	"$NMIPROF" report --cluster "$V2" --host web-1 --until "@$(($(cursor 1) / 1000000000))" -n 20 |
+		table >"$WORK/v2.c.txt" || fail "$1: report --cluster"
+	cmp -s "$WORK/v2.l.txt" "$WORK/v2.c.txt" ||
+		{ diff "$WORK/v2.l.txt" "$WORK/v2.c.txt" | head; fail "$1: the top rows differ"; }
 }
 conf 1 "$V2"
 start_daemon 1 web-1 tier=web,dc=a
@@ -551,19 +565,22 @@ wait_synced 1
 stop_daemon 1
 compare_db "7: frames without build_id" "$V2" nmiprof_v2
 check_pprof_bid "$V2" "7: frames without build_id" -
+report_v2 "7: samples without comm_hash"
 for i in 1 2; do
 	"$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
 		fail "7: cluster init adding build_id ($i)"
 done
-[ "$(bid_cols 1)" = 2 ] && [ "$(bid_cols 2)" = 2 ] ||
-	fail "7: build_id columns after cluster init: $(bid_cols 1) and $(bid_cols 2) of 2"
+[ "$(bid_cols 1)" = 4 ] && [ "$(bid_cols 2)" = 4 ] ||
+	fail "7: columns after cluster init: $(bid_cols 1) and $(bid_cols 2) of 4"
+report_v2 "7: comm_hash added, older parts"
 start_daemon 1 web-1 tier=web,dc=a
 "$HOT" 1 >/dev/null 2>&1
 wait_synced 1
 stop_daemon 1
 compare_db "7: after cluster init added build_id" "$V2" nmiprof_v2
+report_v2 "7: comm_hash added, older and newer parts"
 check_bid nmiprof_v2 "7: after cluster init" any
 check_pprof_bid "$V2" "7: after cluster init" "$HOT_BID"
-pass "7: frames without build_id, then cluster init adds it on both shards"
+pass "7: the second schema, then cluster init adds build_id and comm_hash on both shards"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
