@@ -492,6 +492,12 @@ static int rb_str(struct np_rd *r, struct np_buf *str, size_t *off)
 	return 0;
 }
 
+/* SIZE_MAX: no string. */
+static int dict_str_empty(const struct dict *d, size_t off)
+{
+	return off == SIZE_MAX || d->str.oom || !d->str.p[off];
+}
+
 /*
  * Rows: frame UInt64, kernel UInt8, dso String, func String, off UInt64,
  * and build_id String if bid.
@@ -515,8 +521,17 @@ static int dict_frames(struct dict *d, struct np_rd *r, int bid)
 		i = id_add(&d->frames, fr, &added);
 		if (i == NP_IDX_NONE)
 			return -ENOMEM;
-		if (!added)
+		/*
+		 * A frame sent before `cluster init` added build_id has a
+		 * row with "" beside the newer one (same id: the id covers
+		 * the build-id), in any order until parts merge.
+		 */
+		if (!added) {
+			if (!dict_str_empty(d, b) &&
+			    dict_str_empty(d, d->soff[3 * i + 2]))
+				d->soff[3 * i + 2] = b;
 			continue;
+		}
 		if (np_grow((void **)&d->sym, &d->cap_sym, i + 1ULL, sizeof(*d->sym)) ||
 		    np_grow((void **)&d->soff, &d->cap_soff, 3 * (i + 1ULL), sizeof(*d->soff)))
 			return -ENOMEM;
@@ -534,7 +549,7 @@ static int dict_frames(struct dict *d, struct np_rd *r, int bid)
 
 		d->sym[i].dso = (const char *)d->str.p + d->soff[3 * i];
 		d->sym[i].name = *name ? name : NULL;
-		d->sym[i].build_id = b == SIZE_MAX || !d->str.p[b] ? NULL :
+		d->sym[i].build_id = dict_str_empty(d, b) ? NULL :
 				     (const char *)d->str.p + b;
 	}
 	return r->bad ? -1 : 0;
