@@ -23,6 +23,17 @@
 # their lines may come out mixed with the printk copy's: any hard LOCKUP
 # line but the kernel watchdog's own.
 # @allow ^(?!.*Watchdog detected hard LOCKUP).*hard LOCKUP
+
+# This shell and all it runs stay on CPUs 0-1, away from the holder (CPU 2)
+# and the spinner (CPU 3).  A task leaving CPU 3 for the spinner leaves its
+# mm loaded there; its exit then waits, preemption off, for CPU 3 to flush,
+# which it does only after the report: from CPU 2 that keeps the holder from
+# the port lock (seen once on 6.12: "the report went ahead before CPU 2 held
+# ttyS0's port lock", the holder got it 1 ms after the spin ended).
+if [ -z "$UARTCONS_PINNED" ]; then
+	export UARTCONS_PINNED=1
+	exec taskset -c 0-1 sh -c 'cd /tmp && . /bench/lib.sh && . /bench/scenario.sh'
+fi
 . /bench/lockup_lib.sh
 
 # Bytes ttyS0's driver has transmitted (its interrupt handler counts them).
