@@ -100,6 +100,7 @@ struct npd_fleet {
 	int need_check;			/* ask the server before sending */
 	int need_columns;		/* ask which columns frames has */
 	int build_ids;			/* frames has build_id */
+	int lockup_flags;		/* lockups has flags */
 };
 
 /* ---- stacks the server has -------------------------------------------- */
@@ -546,7 +547,10 @@ static int fleet_lockup_row(const struct np_lockup_rec *r, void *arg)
 	np_ch_buf_str(b, "]\t[");
 	for (uint32_t i = 0; i < r->nr_frames; i++)
 		np_ch_buf_printf(b, "%s%" PRIu64, i ? "," : "", r->frames[i].offset);
-	np_ch_buf_str(b, "]\n");
+	np_ch_buf_str(b, "]");
+	if (c->f->lockup_flags)
+		np_ch_buf_printf(b, "\t%u", r->flags);
+	np_ch_buf_str(b, "\n");
 	return 0;
 }
 
@@ -567,12 +571,14 @@ static int fleet_send_lockups(struct npd_fleet *f, struct fleet_cursor *c)
 	} else if (lc.body.len) {
 		snprintf(sql, sizeof(sql),
 			 "INSERT INTO %s.lockups (time, host, id, cpu, pid, tid, comm,"
-			 " stuck_ns, kernel, dsos, funcs, offsets) FORMAT TabSeparated",
-			 np_ch_database(f->ch));
+			 " stuck_ns, kernel, dsos, funcs, offsets%s) FORMAT TabSeparated",
+			 np_ch_database(f->ch), f->lockup_flags ? ", flags" : "");
 		ret = np_ch_exec(f->ch, sql, lc.body.p, lc.body.len, NULL, err,
 				 sizeof(err));
-		if (ret)
+		if (ret) {
 			fleet_failed(f, err);
+			f->need_columns = 1;
+		}
 		else
 			c->lockup_ns = lc.newest;
 	}
@@ -586,6 +592,25 @@ static void fleet_log_held(struct npd_fleet *f, size_t held, size_t i)
 	if (held)
 		np_info("fleet: %zu slice(s) up to %s were already on the server, not sent again",
 			held, f->pending.v[i - 1].name);
+}
+
+/* Which later columns the server has.  0, or -1 (failed, logged). */
+static int fleet_columns(struct npd_fleet *f)
+{
+	char err[512];
+	int bid = np_fleet_has_column(f->ch, "frames", "build_id", err,
+				      sizeof(err));
+	int flags = bid < 0 ? bid : np_fleet_has_column(f->ch, "lockups", "flags",
+							err, sizeof(err));
+
+	if (flags < 0) {
+		fleet_failed(f, err);
+		return -1;
+	}
+	f->build_ids = bid;
+	f->lockup_flags = flags;
+	f->need_columns = 0;
+	return 0;
 }
 
 static void fleet_pass(struct npd_fleet *f)
@@ -608,22 +633,12 @@ static void fleet_pass(struct npd_fleet *f)
 	f->backlog = f->pending.n;
 	pthread_mutex_unlock(&f->lock);
 	/*
-	 * A server whose schema predates frames.build_id takes frames
-	 * without it (until `cluster init` adds it: asked again after each
-	 * failure and every hour).
+	 * A server whose schema predates frames.build_id or lockups.flags
+	 * takes rows without them (until `cluster init` adds them: asked
+	 * again after each failure and every hour).
 	 */
-	if (f->need_columns && f->pending.n) {
-		char err[512];
-		int has = np_fleet_has_column(f->ch, "frames", "build_id", err,
-					      sizeof(err));
-
-		if (has < 0) {
-			fleet_failed(f, err);
-			return;
-		}
-		f->build_ids = has;
-		f->need_columns = 0;
-	}
+	if (f->need_columns && fleet_columns(f))
+		return;
 	/*
 	 * Kept open: the epoch's dictionary stays decoded and mapped to
 	 * agg's ids, so a slice costs the decoding of its own records.

@@ -53,7 +53,7 @@ static const char *const fleet_local[] = {
 	" id String, cpu UInt32,"
 	" pid UInt32, tid UInt32, comm String, stuck_ns UInt64,"
 	" kernel Array(UInt8), dsos Array(String), funcs Array(String),"
-	" offsets Array(UInt64))"
+	" offsets Array(UInt64), flags Nullable(UInt32))"
 	" ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY (host, id)",
 };
 
@@ -79,6 +79,8 @@ static const struct {
 	{ "frames", "build_id", "String" },
 	/* np_fleet.h; parts written before compute it as they are read */
 	{ "samples", "comm_hash", "UInt64 DEFAULT " NP_FLEET_COMM_HASH },
+	/* NMIPROF_LF_*; NULL in rows of daemons that did not send it */
+	{ "lockups", "flags", "Nullable(UInt32)" },
 };
 
 static int fleet_exec(struct np_ch *c, const char *sql, char *err,

@@ -29,12 +29,14 @@
 #      `cluster init` adds the columns (idempotent), and the daemon then
 #      sends each frame's build-id
 #   export --cluster -f pprof: hot's Mapping carries its build-id (1, 7)
+#   lockups (gen_fixture's, in web-1's store) reach the server with their
+#   flags (1); without lockups.flags, before `cluster init` adds it (7)
 #
-#   fleet.sh NMIPROF NMIPROFD HOT WORKDIR
+#   fleet.sh NMIPROF NMIPROFD HOT WORKDIR GEN_FIXTURE
 # Exits 77 (skip) where clickhouse-server is not installed or the daemon
 # cannot sample.
 set -u
-NMIPROF=$1 NMIPROFD=$2 HOT=$3 WORK=$4/run.$$
+NMIPROF=$1 NMIPROFD=$2 HOT=$3 WORK=$4/run.$$ GEN_FIXTURE=$5
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/ch_lib.sh"
 T0=$(date +%s.%N)
@@ -104,8 +106,8 @@ stop_daemon() {	# N [SIGNAL]
 	eval DPID$1=
 	rm -f "$WORK/d$1.sock"
 }
-conf() {	# N URL
-	printf 'clickhouse_url = %s\n' "$2" >"$WORK/d$1.conf"
+conf() {	# N URL; no retention by age: the fixture's lockups are old
+	printf 'clickhouse_url = %s\nretention_age = 0\n' "$2" >"$WORK/d$1.conf"
 }
 cursor() {	# N: start_ns of the newest slice the server acknowledged
 	sed -n 's/^start_ns=//p' "$WORK/s$1/fleet.cursor" 2>/dev/null || echo 0
@@ -255,7 +257,25 @@ check_no_dups() {
 	pass "$1: no slice committed twice ($a samples; $o row(s) of uncommitted attempts, never counted)"
 }
 
+# Lockups DB holds of web-1 as "id flags" lines, sorted, against the
+# store's ids with gen_fixture's flags (CPU 2's record: hard, at least
+# and the unknown bit 0x8000; the others hard) or NULL (not sent).
+check_lockups() {	# DB WHAT [WANT_FLAGS]
+	ch_q 1 "SELECT DISTINCT id, ifNull(toString(flags), 'NULL') FROM $1.lockups
+		WHERE host = 'web-1' ORDER BY id FORMAT TabSeparated" >"$WORK/lk.c.txt" ||
+		fail "$2: lockups: $(cat "$WORK/lk.c.txt")"
+	"$NMIPROF" lockups list --store "$WORK/s1" | awk -v f="${3:-}" '
+		NR > 1 { print $1 "\t" (f == "" ? "NULL" : $1 ~ /-cpu2$/ ? 32777 : 1) }' |
+		sort >"$WORK/lk.l.txt"
+	[ "$(wc -l <"$WORK/lk.l.txt")" = 3 ] || fail "$2: the store lists $(cat "$WORK/lk.l.txt")"
+	cmp -s "$WORK/lk.l.txt" "$WORK/lk.c.txt" ||
+		{ diff "$WORK/lk.l.txt" "$WORK/lk.c.txt"; fail "$2: lockups on the server differ"; }
+}
+
 # ---- 1. two hosts, two shards -----------------------------------------
+mkdir -p "$WORK/s1"
+"$GEN_FIXTURE" "$WORK/fixture.nmp" "$WORK/fixture" && cp -r "$WORK/fixture/lockups" "$WORK/s1/" ||
+	fail "gen_fixture"
 conf 1 "$U1"
 conf 2 "$U2"
 start_daemon 1 web-1 tier=web,dc=a
@@ -266,6 +286,7 @@ wait_synced 2
 stop_daemon 1
 stop_daemon 2
 compare "two hosts"
+check_lockups nmiprof "1: lockups" flags
 compare_reports "two hosts"
 compare_hosts "two hosts"
 
@@ -541,11 +562,14 @@ for n in 1 2; do
 	ch_do $n "ALTER TABLE nmiprof_v2.frames_local DROP COLUMN build_id"
 	ch_do $n "ALTER TABLE nmiprof_v2.samples DROP COLUMN comm_hash"
 	ch_do $n "ALTER TABLE nmiprof_v2.samples_local DROP COLUMN comm_hash"
+	ch_do $n "ALTER TABLE nmiprof_v2.lockups DROP COLUMN flags"
+	ch_do $n "ALTER TABLE nmiprof_v2.lockups_local DROP COLUMN flags"
 done
-bid_cols() {	# both columns in both tables: 4
+bid_cols() {	# the three columns in both tables: 6
 	ch_q "$1" "SELECT count() FROM system.columns WHERE database = 'nmiprof_v2'
 		AND (table IN ('frames', 'frames_local') AND name = 'build_id'
-		  OR table IN ('samples', 'samples_local') AND name = 'comm_hash')"
+		  OR table IN ('samples', 'samples_local') AND name = 'comm_hash'
+		  OR table IN ('lockups', 'lockups_local') AND name = 'flags')"
 }
 [ "$(bid_cols 1)" = 0 ] && [ "$(bid_cols 2)" = 0 ] ||
 	fail "7: the second schema's columns: $(bid_cols 1) and $(bid_cols 2) of 0"
@@ -566,13 +590,16 @@ stop_daemon 1
 compare_db "7: frames without build_id" "$V2" nmiprof_v2
 check_pprof_bid "$V2" "7: frames without build_id" -
 report_v2 "7: samples without comm_hash"
+n=$(ch_q 1 "SELECT count(DISTINCT id) FROM nmiprof_v2.lockups WHERE host = 'web-1'")
+[ "$n" = 3 ] || fail "7: lockups without flags: $n of 3 on the server"
 for i in 1 2; do
 	"$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
 		fail "7: cluster init adding build_id ($i)"
 done
-[ "$(bid_cols 1)" = 4 ] && [ "$(bid_cols 2)" = 4 ] ||
-	fail "7: columns after cluster init: $(bid_cols 1) and $(bid_cols 2) of 4"
+[ "$(bid_cols 1)" = 6 ] && [ "$(bid_cols 2)" = 6 ] ||
+	fail "7: columns after cluster init: $(bid_cols 1) and $(bid_cols 2) of 6"
 report_v2 "7: comm_hash added, older parts"
+check_lockups nmiprof_v2 "7: lockups sent before flags"
 start_daemon 1 web-1 tier=web,dc=a
 "$HOT" 1 >/dev/null 2>&1
 wait_synced 1
@@ -581,6 +608,6 @@ compare_db "7: after cluster init added build_id" "$V2" nmiprof_v2
 report_v2 "7: comm_hash added, older and newer parts"
 check_bid nmiprof_v2 "7: after cluster init" any
 check_pprof_bid "$V2" "7: after cluster init" "$HOT_BID"
-pass "7: the second schema, then cluster init adds build_id and comm_hash on both shards"
+pass "7: the second schema, then cluster init adds build_id, comm_hash and flags on both shards"
 
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
