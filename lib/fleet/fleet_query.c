@@ -72,18 +72,31 @@ static void slice_where(struct np_buf *b, const struct np_fleet_filter *f)
 }
 
 /*
- * Samples of the first committed batch of each slice.  The subquery
- * reads the shard's own slices_local: a host's slices and samples share
- * a shard (same sharding key), and each shard answers for its hosts.
+ * Each (host, day) whose per-day rollup (samples_day, `nmiprof cluster
+ * rollup`) covers exactly the committed slices the filter selects, with
+ * that rollup's id: the same number of slices and the same sum of their
+ * batches' hashes (batches only come, or replace a slice's with a
+ * smaller one, so a rollup made before a change never matches again).
+ * On each shard, of its own hosts, as samples_where().
  */
-static void samples_where(struct np_buf *b, const char *db,
-			  const struct np_fleet_filter *f)
+static void rolled_sql(struct np_buf *b, const char *db,
+		       const struct np_fleet_filter *f)
 {
-	np_ch_buf_printf(b, " WHERE batch IN (SELECT min(batch) FROM %s.slices_local",
-			 db);
+	np_ch_buf_str(b, "SELECT host, day, r FROM (SELECT host, day, count() AS slices,"
+		      " sum(cityHash64(bt)) AS checksum FROM (SELECT host, start,"
+		      " any(day) AS day, min(batch) AS bt FROM ");
+	np_ch_buf_printf(b, "%s.slices_local", db);
 	slice_where(b, f);
-	np_ch_buf_str(b, " GROUP BY host, start)");
-	/* The same hosts again: the sort key (host, time) skips the others. */
+	np_ch_buf_printf(b, " GROUP BY host, start) GROUP BY host, day) ANY INNER JOIN"
+			 " (SELECT host, day, slices, checksum, min(rollup) AS r FROM"
+			 " %s.rollups_local GROUP BY host, day, slices, checksum)"
+			 " USING host, day, slices, checksum", db);
+}
+
+/* The filters of samples and samples_day, after their own conditions. */
+static void row_where(struct np_buf *b, const struct np_fleet_filter *f)
+{
+	/* The same hosts again: the sort key (host, ...) skips the others. */
 	host_where(b, f);
 	/* Partition pruning: no slice is longer than a day. */
 	if (f->since_ns)
@@ -91,16 +104,80 @@ static void samples_where(struct np_buf *b, const char *db,
 				 f->since_ns / NS_PER_SEC > 86400 ?
 				 f->since_ns / NS_PER_SEC - 86400 : 0);
 	if (f->until_ns)
-		np_ch_buf_printf(b, " AND time <= toDateTime(%" PRIu64 ")",
+		np_ch_buf_printf(b, " AND day <= toDate(toDateTime(%" PRIu64 "))",
 				 f->until_ns / NS_PER_SEC);
 	if (f->pid >= 0)
 		np_ch_buf_printf(b, " AND pid = %" PRId64, f->pid);
-	if (f->cpu >= 0)
-		np_ch_buf_printf(b, " AND cpu = %d", f->cpu);
 	if (f->comm) {
 		np_ch_buf_str(b, " AND comm = ");
 		np_ch_buf_sql_str(b, f->comm);
 	}
+}
+
+/*
+ * Samples of the first committed batch of each slice, but those of the
+ * rolled-up (host, day)s if rolled.  The subquery reads the shard's own
+ * slices_local: a host's slices and samples share a shard (same
+ * sharding key), and each shard answers for its hosts.
+ */
+static void samples_where(struct np_buf *b, const char *db,
+			  const struct np_fleet_filter *f, int rolled)
+{
+	np_ch_buf_printf(b, " WHERE batch IN (SELECT min(batch) FROM %s.slices_local",
+			 db);
+	slice_where(b, f);
+	if (rolled) {
+		np_ch_buf_str(b, " AND (host, day) NOT IN (SELECT host, day FROM (");
+		rolled_sql(b, db, f);
+		np_ch_buf_str(b, "))");
+	}
+	np_ch_buf_str(b, " GROUP BY host, start)");
+	row_where(b, f);
+	if (f->until_ns)
+		np_ch_buf_printf(b, " AND time <= toDateTime(%" PRIu64 ")",
+				 f->until_ns / NS_PER_SEC);
+	if (f->cpu >= 0)
+		np_ch_buf_printf(b, " AND cpu = %d", f->cpu);
+}
+
+/* 1 if the server has the per-day rollups (rollups, samples_day), 0, -1. */
+static int has_rollups(struct np_ch *c, const struct np_fleet_filter *f,
+		       char *err, size_t errlen)
+{
+	/* a rollup has no cpu */
+	if (f->cpu >= 0)
+		return 0;
+	return np_fleet_has_column(c, "rollups", "checksum", err, errlen);
+}
+
+/*
+ * "SELECT sel FROM samples WHERE ... GROUP BY key", each arm summed on
+ * the shards.  With rolled, the samples of the rolled-up (host, day)s
+ * come from their rollups (21x fewer rows in the bench): two arms, each
+ * grouped by key AS k, and outer (over sel's aliases) merges them.
+ * extra: more conditions for both arms.
+ */
+static void samples_grouped(struct np_buf *b, const char *db,
+			    const struct np_fleet_filter *f, int rolled,
+			    const char *key, const char *sel, const char *outer,
+			    const char *extra)
+{
+	if (!rolled) {
+		np_ch_buf_printf(b, "SELECT %s FROM %s.samples", sel, db);
+		samples_where(b, db, f, 0);
+		np_ch_buf_printf(b, "%s GROUP BY %s", extra, key);
+		return;
+	}
+	np_ch_buf_printf(b, "SELECT %s FROM (SELECT %s AS k, %s FROM %s.samples",
+			 outer, key, sel, db);
+	samples_where(b, db, f, 1);
+	np_ch_buf_printf(b, "%s GROUP BY k UNION ALL SELECT %s AS k, %s FROM"
+			 " %s.samples_day WHERE rollup IN (SELECT r FROM (",
+			 extra, key, sel, db);
+	rolled_sql(b, db, f);
+	np_ch_buf_str(b, "))");
+	row_where(b, f);
+	np_ch_buf_printf(b, "%s GROUP BY k) GROUP BY k", extra);
 }
 
 /* Split the next TabSeparated line into at most n fields, unescaped. */
@@ -159,27 +236,36 @@ int np_fleet_query_counts(struct np_ch *c, const struct np_fleet_filter *f,
 			  char *err, size_t errlen)
 {
 	const char *db = np_ch_database(c);
-	struct np_buf sql = { 0 }, out = { 0 };
+	struct np_buf sql = { 0 }, out = { 0 }, key = { 0 }, sel = { 0 }, extra = { 0 };
 	char *cur, *fld[5];
-	int ret, has;
+	int ret, has, rolled;
 
 	/* One number to group by, as top_buckets() */
 	has = f->by_host || f->by_pid ? 0 : has_comm_hash(c, err, errlen);
-	if (has < 0)
+	rolled = has < 0 ? -1 : has_rollups(c, f, err, errlen);
+	if (has < 0 || rolled < 0)
 		return -1;
-	np_ch_buf_printf(&sql, "SELECT %s, %s, any(comm), any(stack), sum(count) FROM %s.samples",
-			 f->by_host ? "any(host)" : "''",
-			 f->by_pid ? "any(pid)" : "toUInt32(0)", db);
-	samples_where(&sql, db, f);
-	if (f->symbol && symbol_where(c, &sql, f->symbol, err, errlen)) {
-		np_buf_free(&sql);
+	if (f->symbol && symbol_where(c, &extra, f->symbol, err, errlen)) {
+		np_buf_free(&extra);
 		return -1;
 	}
 	if (has)
-		np_ch_buf_str(&sql, " GROUP BY bitXor(stack, comm_hash) FORMAT TabSeparated");
+		np_ch_buf_str(&key, "bitXor(stack, comm_hash)");
 	else
-		np_ch_buf_printf(&sql, " GROUP BY bitXor(stack, cityHash64(comm%s%s)) FORMAT TabSeparated",
+		np_ch_buf_printf(&key, "bitXor(stack, cityHash64(comm%s%s))",
 				 f->by_host ? ", host" : "", f->by_pid ? ", pid" : "");
+	np_ch_buf_printf(&sel, "%s AS h, %s AS p, any(comm) AS cm, any(stack) AS st,"
+			 " sum(count) AS c", f->by_host ? "any(host)" : "''",
+			 f->by_pid ? "any(pid)" : "toUInt32(0)");
+	samples_grouped(&sql, db, f, rolled, np_buf_str(&key), np_buf_str(&sel),
+			"any(h), any(p), any(cm), any(st), sum(c)",
+			extra.p ? np_buf_str(&extra) : "");
+	np_ch_buf_str(&sql, " FORMAT TabSeparated");
+	if (key.oom || sel.oom || extra.oom)
+		sql.oom = 1;
+	np_buf_free(&key);
+	np_buf_free(&sel);
+	np_buf_free(&extra);
 	ret = run(c, &sql, &out, err, errlen);
 	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 5) == 5;) {
 		struct np_fleet_count fc = {
@@ -775,22 +861,27 @@ static int top_buckets(struct np_ch *c, const struct np_fleet_filter *f,
 		       char *err, size_t errlen)
 {
 	const char *db = np_ch_database(c);
-	struct np_buf sql = { 0 };
-	int ret, has = t->by_comm && !t->by_pid ? has_comm_hash(c, err, errlen) : 0;
+	struct np_buf sql = { 0 }, sel = { 0 };
+	int ret, rolled, has = t->by_comm && !t->by_pid ? has_comm_hash(c, err, errlen) : 0;
 
-	if (has < 0)
+	rolled = has < 0 ? -1 : has_rollups(c, f, err, errlen);
+	if (has < 0 || rolled < 0)
 		return -1;
-	np_ch_buf_printf(&sql, "SELECT rowNumberInAllBlocks(), cm, pd, st, c FROM"
-			 " (SELECT %s AS bk, any(stack) AS st, %s AS cm, %s AS pd,"
-			 " sum(count) AS c FROM %s.samples",
-			 t->by_comm && t->by_pid ? "bitXor(stack, cityHash64(comm, pid))" :
-			 t->by_comm ? (has ? "bitXor(stack, comm_hash)" :
-				       "bitXor(stack, " NP_FLEET_COMM_HASH ")") :
-			 t->by_pid ? "bitXor(stack, intHash64(pid))" : "stack",
+	np_ch_buf_printf(&sel, "any(stack) AS st, %s AS cm, %s AS pd, sum(count) AS c",
 			 t->by_comm ? "any(comm)" : "''",
-			 t->by_pid ? "any(pid)" : "toUInt32(0)", db);
-	samples_where(&sql, db, f);
-	np_ch_buf_str(&sql, " GROUP BY bk HAVING c > 0) FORMAT RowBinary");
+			 t->by_pid ? "any(pid)" : "toUInt32(0)");
+	np_ch_buf_str(&sql, "SELECT rowNumberInAllBlocks(), cm, pd, st, c FROM (");
+	samples_grouped(&sql, db, f, rolled,
+			t->by_comm && t->by_pid ? "bitXor(stack, cityHash64(comm, pid))" :
+			t->by_comm ? (has ? "bitXor(stack, comm_hash)" :
+				      "bitXor(stack, " NP_FLEET_COMM_HASH ")") :
+			t->by_pid ? "bitXor(stack, intHash64(pid))" : "stack",
+			np_buf_str(&sel), "any(st) AS st, any(cm) AS cm, any(pd) AS pd, sum(c) AS c",
+			"");
+	np_ch_buf_str(&sql, " HAVING c > 0) FORMAT RowBinary");
+	if (sel.oom)
+		sql.oom = 1;
+	np_buf_free(&sel);
 	ret = run(c, &sql, out, err, errlen);
 	np_buf_free(&sql);
 	return ret;
@@ -946,11 +1037,13 @@ int np_fleet_query_hosts(struct np_ch *c, const struct np_fleet_filter *f,
 	const char *db = np_ch_database(c);
 	struct np_buf sql = { 0 }, out = { 0 };
 	char *cur, *fld[2];
-	int ret;
+	int ret, rolled = has_rollups(c, f, err, errlen);
 
-	np_ch_buf_printf(&sql, "SELECT host, sum(count) FROM %s.samples", db);
-	samples_where(&sql, db, f);
-	np_ch_buf_str(&sql, " GROUP BY host FORMAT TabSeparated");
+	if (rolled < 0)
+		return -1;
+	samples_grouped(&sql, db, f, rolled, "host", "any(host) AS h, sum(count) AS c",
+			"any(h), sum(c)", "");
+	np_ch_buf_str(&sql, " FORMAT TabSeparated");
 	ret = run(c, &sql, &out, err, errlen);
 	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 2) == 2;)
 		ret = fn(fld[0], strtoull(fld[1], NULL, 10), arg);

@@ -6,10 +6,12 @@
  * (19.6+), no codecs, no LowCardinality: retention drops day partitions
  * (np_fleet_prune).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "np_fleet.h"
 
@@ -48,6 +50,22 @@ static const char *const fleet_local[] = {
 	" samples UInt64, lost UInt64, labels Array(String))"
 	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, start)",
 
+	/*
+	 * The committed samples of a (host, day), summed per (pid, comm,
+	 * stack): `nmiprof cluster rollup`.  A rollup counts once its
+	 * rollups_local row is in, and a query uses it only while the
+	 * committed slices of that (host, day) are the ones it covers.
+	 */
+	"CREATE TABLE IF NOT EXISTS %1$s.samples_day_local ("
+	" day Date, host String, rollup UInt64, pid UInt32, comm String,"
+	" stack UInt64, count UInt64, comm_hash UInt64 DEFAULT " NP_FLEET_COMM_HASH ")"
+	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, day, rollup, stack, pid)",
+
+	/* checksum: the sum of cityHash64 of the slices' batches */
+	"CREATE TABLE IF NOT EXISTS %1$s.rollups_local ("
+	" day Date, host String, rollup UInt64, slices UInt64, checksum UInt64)"
+	" ENGINE = MergeTree PARTITION BY day ORDER BY (host, day)",
+
 	"CREATE TABLE IF NOT EXISTS %1$s.lockups_local ("
 	" day Date DEFAULT toDate(time), time DateTime, host String,"
 	" id String, cpu UInt32,"
@@ -66,6 +84,8 @@ static const struct {
 	{ "stack_frames", "stack" },
 	{ "frames", "frame" },
 	{ "lockups", "cityHash64(host)" },
+	{ "samples_day", "cityHash64(host)" },
+	{ "rollups", "cityHash64(host)" },
 };
 
 /*
@@ -217,7 +237,7 @@ int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 		 "SELECT DISTINCT table, partition FROM system.parts"
 		 " WHERE database = '%s' AND active AND table IN"
 		 " ('samples_local', 'stack_frames_local', 'frames_local', 'stacks_local',"
-		 " 'slices_local', 'lockups_local')"
+		 " 'slices_local', 'lockups_local', 'samples_day_local', 'rollups_local')"
 		 " AND toDate(partition) < toDate(toDateTime(%" PRIu64 "))"
 		 " FORMAT TabSeparated", db, before_ns / (uint64_t)1000000000);
 	if (np_ch_exec(c, sql, NULL, 0, &out, msg, sizeof(msg))) {
@@ -241,6 +261,94 @@ int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 			break;
 		(*dropped)++;
 	}
+	np_buf_free(&out);
+	return ret;
+}
+
+/*
+ * Roll up each (host, day) of this shard before before_ns that has no
+ * rollup of its committed slices as they are now.  The slices' count
+ * and checksum are taken first: should a slice commit while the rollup
+ * is made, the rollup holds it but its row does not, and no query uses
+ * it (rolled_sql in fleet_query.c).
+ */
+int np_fleet_rollup(struct np_ch *c, uint64_t before_ns, unsigned int *made,
+		    char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+	struct np_buf out = { 0 }, sql = { 0 };
+	char msg[512];
+	int ret = 0;
+
+	*made = 0;
+	if (!fleet_ident(db)) {
+		snprintf(err, errlen, "database '%s' must be a plain name", db);
+		return -1;
+	}
+	np_ch_buf_printf(&sql, "SELECT host, dd, slices, checksum FROM (SELECT host, dd,"
+			 " count() AS slices, sum(cityHash64(bt)) AS checksum FROM"
+			 " (SELECT host, start, any(day) AS dd, min(batch) AS bt FROM %1$s.slices_local"
+			 " WHERE day < toDate(toDateTime(%2$" PRIu64 ")) GROUP BY host, start)"
+			 " GROUP BY host, dd) WHERE (host, dd, slices, checksum) NOT IN"
+			 " (SELECT host, day, slices, checksum FROM %1$s.rollups_local)"
+			 " FORMAT TabSeparated", db, before_ns / (uint64_t)1000000000);
+	if (sql.oom || np_ch_exec(c, np_buf_str(&sql), NULL, 0, &out, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", np_ch_url(c), sql.oom ? "out of memory" : msg);
+		np_buf_free(&sql);
+		return -1;
+	}
+	for (char *line = np_buf_str(&out), *next; !ret && line && *line; line = next) {
+		char *fld[4];
+		uint64_t id;
+		int n = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		for (char *p = line; n < 4; n++) {
+			fld[n] = p;
+			p = strchr(p, '\t');
+			if (!p)
+				break;
+			*p++ = 0;
+		}
+		if (n != 3 || strlen(fld[1]) != 10 || strspn(fld[1], "0123456789-") != 10)
+			continue;
+		np_ch_tsv_unescape(fld[0]);
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id)) {
+			snprintf(err, errlen, "getrandom: %s", strerror(errno));
+			ret = -1;
+			break;
+		}
+		np_buf_reset(&sql);
+		np_ch_buf_printf(&sql, "INSERT INTO %1$s.samples_day_local"
+				 " (day, host, rollup, pid, comm, stack, count)"
+				 " SELECT day, host, %2$" PRIu64 ", pid, comm, stack, sum(count)"
+				 " FROM %1$s.samples_local WHERE host = ", db, id);
+		np_ch_buf_sql_str(&sql, fld[0]);
+		np_ch_buf_printf(&sql, " AND day = '%s' AND batch IN (SELECT min(batch) FROM"
+				 " %s.slices_local WHERE host = ", fld[1], db);
+		np_ch_buf_sql_str(&sql, fld[0]);
+		np_ch_buf_printf(&sql, " AND day = '%s' GROUP BY start)"
+				 " GROUP BY day, host, pid, comm, stack", fld[1]);
+		ret = sql.oom ? -1 : fleet_exec(c, np_buf_str(&sql), err, errlen);
+		if (ret)
+			break;
+		/* its row makes it count */
+		np_buf_reset(&sql);
+		np_ch_buf_printf(&sql, "INSERT INTO %s.rollups_local (day, host, rollup, slices,"
+				 " checksum) VALUES ('%s', ", db, fld[1]);
+		np_ch_buf_sql_str(&sql, fld[0]);
+		np_ch_buf_printf(&sql, ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")", id,
+				 (uint64_t)strtoull(fld[2], NULL, 10),
+				 (uint64_t)strtoull(fld[3], NULL, 10));
+		ret = sql.oom ? -1 : fleet_exec(c, np_buf_str(&sql), err, errlen);
+		if (!ret)
+			(*made)++;
+	}
+	if (sql.oom)
+		snprintf(err, errlen, "out of memory");
+	np_buf_free(&sql);
 	np_buf_free(&out);
 	return ret;
 }

@@ -43,6 +43,9 @@ int np_fleet_has_column(struct np_ch *c, const char *table, const char *column,
  */
 int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 		   char *err, size_t errlen);
+/* Per-day rollups of this shard's days before before_ns: *made of them. */
+int np_fleet_rollup(struct np_ch *c, uint64_t before_ns, unsigned int *made,
+		    char *err, size_t errlen);
 
 /* ---- one slice as rows (fleet_rows.c) ------------------------------ */
 

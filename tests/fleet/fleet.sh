@@ -31,6 +31,8 @@
 #   export --cluster -f pprof: hot's Mapping carries its build-id (1, 7)
 #   lockups (gen_fixture's, in web-1's store) reach the server with their
 #   flags (1); without lockups.flags, before `cluster init` adds it (7)
+#   `cluster rollup`: per-day rollups, read while they cover a (host,
+#      day) whole, the same results (1); left when slices come (2)
 #
 #   fleet.sh NMIPROF NMIPROFD HOT WORKDIR GEN_FIXTURE
 # Exits 77 (skip) where clickhouse-server is not installed or the daemon
@@ -305,6 +307,52 @@ grep -q ' db-1$' "$WORK/label.txt" && ! grep -q ' web-1$' "$WORK/label.txt" ||
 "$NMIPROF" report --cluster "$U1" -n 5 >"$WORK/report.txt" || fail "report --cluster"
 grep -q 'hot_a$' "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "hot_a not in the top 5"; }
 pass "--sort host, --symbol, --label, top rows"
+
+# Per-day rollups: the queries read them for the (host, day)s they cover
+# whole (all the server has: the comparisons above stop a slice short),
+# with the same results as without; doubled rows of web-1's show that
+# they do.  Section 2 adds slices: the rollups go stale, and its
+# comparisons show that the queries then leave them.
+snap() {	# DIR: the cluster's answers, whole
+	mkdir -p "$WORK/$1"
+	k=0
+	for o in "" "-n 5 --children" "-K -s dso" "-U -s pid,sym" "--comm hot -s comm" \
+		"--host web-1 -s comm,pid,dso,sym" "--sort host" "--sort host --symbol hot_a -U" \
+		"-g -n 3"; do
+		k=$((k + 1))
+		# shellcheck disable=SC2086
+		"$NMIPROF" report --cluster "$U1" $o >"$WORK/$1/r$k.txt" || fail "$1: report $o"
+	done
+	folded --cluster "$U1" >"$WORK/$1/all.folded" || fail "$1: export"
+	folded --cluster "$U1" --host db-1 --comm hot >"$WORK/$1/db.folded" || fail "$1: export"
+}
+snap raw
+"$NMIPROF" cluster rollup --today "$U1" "$U2" >"$WORK/rollup.log" 2>&1 ||
+	fail "cluster rollup"
+nr=$(ch_q 1 "SELECT count() FROM nmiprof.rollups")
+[ "$nr" -ge 2 ] || { cat "$WORK/rollup.log"; fail "cluster rollup: $nr rollups"; }
+"$NMIPROF" cluster rollup --today "$U1" "$U2" | grep -c ': 0 host-day' | grep -qx 2 ||
+	fail "cluster rollup again: not idempotent"
+snap rolled
+diff -r "$WORK/raw" "$WORK/rolled" | head -n 20
+diff -rq "$WORK/raw" "$WORK/rolled" >/dev/null || fail "rolled up: the answers differ"
+s1=$(awk '$NF == "web-1" { print $(NF - 1) }' "$WORK/raw/r7.txt")
+ch_q 1 "INSERT INTO nmiprof.samples_day (day, host, rollup, pid, comm, stack, count)
+	SELECT day, host, rollup, pid, comm, stack, count FROM nmiprof.samples_day
+	WHERE host = 'web-1'" insert_distributed_sync=1 || fail "doubling web-1's rollup"
+s2=$("$NMIPROF" report --cluster "$U1" --sort host | awk '$NF == "web-1" { print $(NF - 1) }')
+[ "$s2" = $((s1 * 2)) ] || fail "web-1's doubled rollup: $s1 samples, then $s2"
+for n in 1 2; do
+	for t in samples_day_local rollups_local; do
+		for d in $(ch_q $n "SELECT DISTINCT partition FROM system.parts
+			WHERE database = 'nmiprof' AND table = '$t' AND active"); do
+			ch_q $n "ALTER TABLE nmiprof.$t DROP PARTITION '$d'" || fail "drop $t $d"
+		done
+	done
+done
+pass "rolled up: $nr (host, day)s, read, $(cat "$WORK"/raw/* | wc -l) lines of answers the same"
+"$NMIPROF" cluster rollup --today "$U1" "$U2" >>"$WORK/rollup.log" 2>&1 ||
+	fail "cluster rollup"
 
 # Frames of hot carry hot's build-id (readelf -n), none another one;
 # with ANY, frames without one are allowed (sent before the column was).
