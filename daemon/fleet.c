@@ -94,6 +94,7 @@ struct npd_fleet {
 	struct np_fleet_rows rows;
 	uint64_t *known;		/* open addressing, 0: empty */
 	size_t nr_known;
+	uint64_t known_gen;		/* changes when known forgets */
 	uint64_t known_period;
 	uint64_t backoff_ns, next_try_ns;	/* CLOCK_MONOTONIC */
 	int cursor_loaded;
@@ -118,16 +119,22 @@ static int fleet_known(void *arg, uint64_t h)
 	return 0;
 }
 
+/* The rows' memo of what known() said goes with it. */
+static void fleet_forget_known(struct npd_fleet *f)
+{
+	memset(f->known, 0, FLEET_KNOWN_MAX * sizeof(*f->known));
+	f->nr_known = 0;
+	f->known_gen++;
+}
+
 static void fleet_remember(struct npd_fleet *f, const uint64_t *hs, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
 		uint64_t h = hs[k] ? hs[k] : 1;
 		size_t i;
 
-		if (f->nr_known * 2 >= FLEET_KNOWN_MAX) {
-			memset(f->known, 0, FLEET_KNOWN_MAX * sizeof(*f->known));
-			f->nr_known = 0;
-		}
+		if (f->nr_known * 2 >= FLEET_KNOWN_MAX)
+			fleet_forget_known(f);
 		for (i = h & (FLEET_KNOWN_MAX - 1); f->known[i] && f->known[i] != h;
 		     i = (i + 1) & (FLEET_KNOWN_MAX - 1))
 			;
@@ -136,12 +143,6 @@ static void fleet_remember(struct npd_fleet *f, const uint64_t *hs, size_t n)
 			f->nr_known++;
 		}
 	}
-}
-
-static void fleet_forget_known(struct npd_fleet *f)
-{
-	memset(f->known, 0, FLEET_KNOWN_MAX * sizeof(*f->known));
-	f->nr_known = 0;
 }
 
 /* ---- the cursor ------------------------------------------------------- */
@@ -502,6 +503,7 @@ static int fleet_add(struct npd_fleet *f, struct np_store_reader *rd,
 	sl.batch = fleet_batch_id();
 	sl.samples = st.samples;
 	sl.lost = st.lost;
+	f->rows.known_gen = f->known_gen;
 	if (np_fleet_rows_build(&f->rows, f->agg, &sl, fleet_known, f)) {
 		fleet_failed(f, "out of memory building the rows");
 		return -1;
@@ -797,6 +799,7 @@ struct npd_fleet *npd_fleet_start(const struct npd_config *cfg)
 	f->cfg_gen = 1;
 	f->kicked = 1;
 	f->need_check = 1;
+	f->known_gen = 1;
 	/* Signals are the drain thread's (signalfd): none for this one. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

@@ -65,16 +65,23 @@ struct rows_ctx {
 };
 
 /*
- * 1 if stack or frame h needs no row: the server has it (known), or the
- * batch has it already; else it is added to the batch's new ids.
+ * 1 if stack or frame h needs no row: the server has it (known, then
+ * *stamp is set to known_gen), or the batch has it already; else it is
+ * added to the batch's new ids.
  */
-static int sent(struct rows_ctx *c, uint64_t h)
+static int sent(struct rows_ctx *c, uint64_t h, uint64_t *stamp)
 {
 	struct np_fleet_rows *r = c->r;
-	uint32_t hk = (uint32_t)np_hash_u64(h), pos = np_idx_first(&r->new_idx, hk), i;
+	uint32_t hk, pos, i;
 
-	if (c->known && c->known(c->known_arg, h))
+	if (r->known_gen && *stamp == r->known_gen)
 		return 1;
+	if (c->known && c->known(c->known_arg, h)) {
+		*stamp = r->known_gen;
+		return 1;
+	}
+	hk = (uint32_t)np_hash_u64(h);
+	pos = np_idx_first(&r->new_idx, hk);
 	while ((i = np_idx_next(&r->new_idx, hk, &pos)) != NP_IDX_NONE)
 		if (r->new_ids[i] == h)
 			return 1;
@@ -101,10 +108,11 @@ static void stack_rows(struct rows_ctx *c, uint64_t h,
 	np_put_var(b, nr);
 	for (unsigned int i = 0; i < nr; i++) {
 		const struct np_sym *f = frames[i];
-		uint64_t fh = np_fleet_frame_hash(f);
+		struct np_fleet_fmemo *m = &c->r->fmemo[c->r->walk_ids[i]];
+		uint64_t fh = m->hash ? m->hash : (m->hash = np_fleet_frame_hash(f));
 
 		np_ch_rb_u64(b, fh);
-		if (sent(c, fh))
+		if (sent(c, fh, &m->known))
 			continue;
 		np_ch_rb_u32(fb, t);
 		np_ch_rb_u64(fb, fh);
@@ -117,21 +125,35 @@ static void stack_rows(struct rows_ctx *c, uint64_t h,
 	}
 }
 
-/* Walk stack id into r->walk; the number of frames, or -1 (ENOMEM). */
+/* Walk stack id into r->walk and its frame ids into r->walk_ids (one
+ * pass: a parent costs a binary search at a branch); the number of
+ * frames, or -1 (ENOMEM). */
 static int walk(struct np_fleet_rows *r, const struct np_stacktab *st,
 		uint32_t stack)
 {
-	unsigned int d = np_stacktab_depth(st, stack);
+	unsigned int n = 0;
+	uint32_t parent, frame;
 
-	if (d > r->cap_walk) {
-		const struct np_sym **n = realloc(r->walk, d * sizeof(*n));
+	while (!np_stacktab_node(st, stack, &parent, &frame)) {
+		if (n == r->cap_walk) {
+			unsigned int c = n ? n * 2 : 64;
+			const struct np_sym **w = realloc(r->walk, c * sizeof(*w));
+			uint32_t *ids;
 
-		if (!n)
-			return -1;
-		r->walk = n;
-		r->cap_walk = d;
+			if (!w)
+				return -1;
+			r->walk = w;
+			ids = realloc(r->walk_ids, c * sizeof(*ids));
+			if (!ids)
+				return -1;
+			r->walk_ids = ids;
+			r->cap_walk = c;
+		}
+		r->walk_ids[n] = frame;
+		r->walk[n++] = np_stacktab_frame_get(st, frame);
+		stack = parent;
 	}
-	return (int)np_stacktab_walk(st, stack, r->walk, d);
+	return (int)n;
 }
 
 /*
@@ -142,8 +164,9 @@ static int walk(struct np_fleet_rows *r, const struct np_stacktab *st,
  */
 #define NP_FLEET_MEMO_MAX	(1U << 20)
 
-static int memo_get(struct np_fleet_rows *r, const struct np_stacktab *st,
-		    uint32_t stack, uint64_t *h, int *walked)
+static struct np_fleet_memo *memo_get(struct np_fleet_rows *r,
+				      const struct np_stacktab *st,
+				      uint32_t stack, int *walked)
 {
 	uint32_t hk = (uint32_t)np_hash_u64(stack);
 	uint32_t pos = np_idx_first(&r->memo_idx, hk), i;
@@ -151,15 +174,13 @@ static int memo_get(struct np_fleet_rows *r, const struct np_stacktab *st,
 
 	while ((i = np_idx_next(&r->memo_idx, hk, &pos)) != NP_IDX_NONE)
 		if (r->memo[i].stack == stack) {
-			*h = r->memo[i].hash;
 			*walked = -1;
-			return 0;
+			return &r->memo[i];
 		}
 	n = walk(r, st, stack);
 	if (n < 0)
-		return -1;
+		return NULL;
 	*walked = n;
-	*h = np_fleet_stack_hash(r->walk, (unsigned int)n);
 	if (r->nr_memo >= NP_FLEET_MEMO_MAX) {
 		r->nr_memo = 0;
 		np_idx_clear(&r->memo_idx);
@@ -167,11 +188,12 @@ static int memo_get(struct np_fleet_rows *r, const struct np_stacktab *st,
 	if (np_grow((void **)&r->memo, &r->cap_memo, r->nr_memo + 1ULL,
 		    sizeof(*r->memo)) ||
 	    np_idx_insert(&r->memo_idx, hk, r->nr_memo))
-		return -1;
-	r->memo[r->nr_memo].stack = stack;
-	r->memo[r->nr_memo].hash = *h;
-	r->nr_memo++;
-	return 0;
+		return NULL;
+	r->memo[r->nr_memo] = (struct np_fleet_memo){
+		.stack = stack,
+		.hash = np_fleet_stack_hash(r->walk, (unsigned int)n),
+	};
+	return &r->memo[r->nr_memo++];
 }
 
 static int rows_entry(struct rows_ctx *c, const struct np_stacktab *st,
@@ -180,12 +202,15 @@ static int rows_entry(struct rows_ctx *c, const struct np_stacktab *st,
 	struct np_fleet_rows *r = c->r;
 	struct np_buf *b = &r->samples;
 	const char *comm = np_stacktab_str_get(st, e->comm);
+	struct np_fleet_memo *m;
 	uint64_t h;
 	int n;
 
-	if (memo_get(r, st, e->stack, &h, &n))
+	m = memo_get(r, st, e->stack, &n);
+	if (!m)
 		return -ENOMEM;
-	if (!sent(c, h)) {
+	h = m->hash;
+	if (!sent(c, h, &m->known)) {
 		if (n < 0 && (n = walk(r, st, e->stack)) < 0)
 			return -ENOMEM;
 		stack_rows(c, h, r->walk, (unsigned int)n);
@@ -258,6 +283,16 @@ int np_fleet_rows_build(struct np_fleet_rows *r, const struct np_agg *a,
 		r->memo_bids = np_stacktab_build_id_changes(st);
 		r->nr_memo = 0;
 		np_idx_clear(&r->memo_idx);
+		if (r->fmemo)
+			memset(r->fmemo, 0, r->cap_fmemo * sizeof(*r->fmemo));
+	}
+	if (np_stacktab_nr_frames(st) > r->cap_fmemo) {
+		uint32_t old = r->cap_fmemo;
+
+		if (np_grow((void **)&r->fmemo, &r->cap_fmemo,
+			    np_stacktab_nr_frames(st), sizeof(*r->fmemo)))
+			return -ENOMEM;
+		memset(r->fmemo + old, 0, (r->cap_fmemo - old) * sizeof(*r->fmemo));
 	}
 	for (uint32_t i = 0; i < nr && !ret; i++)
 		if (ents[i].count)
@@ -279,7 +314,9 @@ void np_fleet_rows_free(struct np_fleet_rows *r)
 	np_idx_free(&r->new_idx);
 	free(r->memo);
 	np_idx_free(&r->memo_idx);
+	free(r->fmemo);
 	free(r->walk);
+	free(r->walk_ids);
 	memset(r, 0, sizeof(*r));
 }
 

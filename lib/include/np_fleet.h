@@ -69,7 +69,10 @@ struct np_fleet_slice {
 
 /*
  * Stacks and frames the server already has, so a slice does not send
- * them again: known(arg, hash) returns 1 to skip.  May be NULL.
+ * them again: known(arg, hash) returns 1 to skip.  May be NULL.  What
+ * it said yes to is remembered by stack and frame id while
+ * np_fleet_rows.known_gen stays the same (0: not remembered): the
+ * caller changes it whenever known() forgets.
  */
 typedef int (*np_fleet_known_fn)(void *arg, uint64_t hash);
 
@@ -81,9 +84,14 @@ struct np_fleet_rows {
 	size_t nr_samples_rows;
 	int build_ids;		/* frames rows carry build_id (the server's
 				 * frames table has it: set by the caller) */
-	/* kept from slice to slice (fleet_rows.c) */
-	struct np_fleet_memo { uint32_t stack; uint64_t hash; } *memo;
+	uint64_t known_gen;	/* set by the caller, see np_fleet_known_fn */
+	/* kept from slice to slice (fleet_rows.c); known: the known_gen
+	 * in which known() had it */
+	struct np_fleet_memo { uint32_t stack; uint64_t hash, known; } *memo;
 	uint32_t nr_memo, cap_memo;
+	struct np_fleet_fmemo { uint64_t hash, known; } *fmemo;	/* by frame id */
+	uint32_t cap_fmemo;
+	uint32_t *walk_ids;
 	struct np_idx memo_idx;		/* over memo, by stack id */
 	uint64_t memo_gen;		/* the stack table memo's ids are of */
 	uint64_t memo_bids;		/* its build-id changes then */
