@@ -24,6 +24,8 @@
  * of up to 200 ms), or a system-wide start, seeing every binary at once,
  * would let the rings overflow.  Objects over budget are walked with
  * frame pointers until their turn comes; cached tables cost no budget.
+ * Only time outside compiles refills it, and a compile that overran
+ * leaves it overdrawn.
  */
 #define COMPILE_SHARE	5
 #define COMPILE_BURST_NS	200000000ULL
@@ -45,7 +47,8 @@ struct np_unwinder {
 	char cache_dir[4096], debug_root[4096];
 	struct np_unwinder_stats st;
 	int load_flags;			/* NP_UW_LOAD_KERNEL */
-	uint64_t budget_ns, budget_at;	/* compile time allowed, as of when */
+	int64_t budget_ns;		/* compile time allowed, < 0: overdrawn */
+	uint64_t budget_at;		/* ... as of then */
 	/* the walk's context */
 	uint32_t pid;
 	const uint8_t *stack;
@@ -153,8 +156,8 @@ static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 	}
 	t0 = np_mono_ns();
 	if (u->budget_at < t0) {
-		u->budget_ns += (t0 - u->budget_at) / COMPILE_SHARE;
-		if (u->budget_ns > COMPILE_BURST_NS)
+		u->budget_ns += (int64_t)((t0 - u->budget_at) / COMPILE_SHARE);
+		if (u->budget_ns > (int64_t)COMPILE_BURST_NS)
 			u->budget_ns = COMPILE_BURST_NS;
 		u->budget_at = t0;
 	}
@@ -171,9 +174,15 @@ static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 		return NULL;
 	}
 	if (o && !o->cached) {
-		uint64_t spent = np_mono_ns() - t0;
+		uint64_t now = np_mono_ns();
 
-		u->budget_ns = spent < u->budget_ns ? u->budget_ns - spent : 0;
+		/*
+		 * Charged in full, and the compile's own time earns nothing:
+		 * counted from t0, each compile paid for a fifth of itself,
+		 * and a system-wide start compiled every object back to back.
+		 */
+		u->budget_ns -= (int64_t)(now - t0);
+		u->budget_at = now;
 	}
 	e->obj = o;
 	if (e->obj) {
