@@ -60,8 +60,13 @@ cost() {
 	_w0=$(walks)
 	kmod_trace_start
 	# CPU 0 whole, not the job followed: a followed process is sampled
-	# from its own CPU's timer, not by NMI (kmod/source_ipi.c).
-	nmiprof record -o /tmp/c.prof --backend kmod -F 1000 -a -C 0 \
+	# from its own CPU's timer, not by NMI (kmod/source_ipi.c).  record
+	# runs on CPU 0 too: CPU 1 paces CPU 0's NMIs, and QEMU 7.2's
+	# single-threaded icount TCG starves a vCPU that has that timer
+	# while the other is busy (its round robin gives each vCPU the time
+	# to the next deadline: QEMU 8.1 splits it).  There record's drain
+	# stalled for seconds, and the job's mapping set came after it.
+	taskset -c 0 nmiprof record -o /tmp/c.prof --backend kmod -F 1000 -a -C 0 \
 		>/dev/null 2>"$RESULTS/cost_$1.rec" &
 	_rp=$!
 	sleep 1
