@@ -21,6 +21,7 @@
 #include <linux/log2.h>
 #include <nmiprof/nmiprof_abi.h>
 
+#include "cpu_answer.h"
 #include "entry_check.h"
 #include "format.h"
 #include "lockup_queue.h"
@@ -254,6 +255,9 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case NMIPROF_IOC_UW_SET_MAPS:
 	case NMIPROF_IOC_UW_STATS:
 		return np_uw_ioctl(cmd, uarg, &f->unwind);
+	case NMIPROF_IOC_CPUS_ANSWER:
+	case NMIPROF_IOC_PARK_PERF_FD:
+		return np_ans_ioctl(cmd, uarg);
 	}
 	return -ENOTTY;
 }
@@ -326,6 +330,7 @@ static int __init np_init(void)
 	if (ret)
 		goto err_session;
 	np_rings_init((unsigned long)ring_kb << 10);
+	np_ans_init();
 	ret = np_wd_init();
 	if (ret)
 		goto err_sample;
@@ -361,6 +366,7 @@ static void __exit np_exit(void)
 	np_session_stop();
 	mutex_unlock(&np_lock);
 	np_wd_exit();
+	np_ans_exit();
 	np_rings_flush_wakeups();
 	np_rings_free();
 	np_uw_exit();

@@ -41,7 +41,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	6	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	7	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -402,5 +402,27 @@ struct nmiprof_uw_stats {
 #define NMIPROF_IOC_UW_DROP	_IOW(NMIPROF_IOC_MAGIC, 25, __u32)
 #define NMIPROF_IOC_UW_SET_MAPS	_IOW(NMIPROF_IOC_MAGIC, 26, struct nmiprof_uw_maps)
 #define NMIPROF_IOC_UW_STATS	_IOR(NMIPROF_IOC_MAGIC, 27, struct nmiprof_uw_stats)
+
+/*
+ * CPUs that don't answer (minor 7).  Opening, enabling, disabling and
+ * closing a perf event bound to a CPU is a cross call to that CPU, which
+ * a CPU with interrupts off (a hard lockup) does not take: the caller
+ * waits until the lockup ends.
+ *
+ * CPUS_ANSWER sends every online CPU an IPI and waits up to timeout_ms
+ * (at most 1000) for the answers; cpumask comes back with the CPUs that
+ * answered.  PARK_PERF_FD takes the caller's fd of a perf event bound to
+ * a CPU (-EINVAL for anything else) and holds the event until that CPU
+ * answers an IPI: the caller's close and exit then return at once, and
+ * the event goes when the CPU is back.
+ */
+struct nmiprof_cpus_answer {
+	__u32 timeout_ms;	/* in */
+	__u32 __reserved;	/* must be zero */
+	__u64 cpumask[16];	/* out: up to 1024 CPUs */
+};
+
+#define NMIPROF_IOC_CPUS_ANSWER	_IOWR(NMIPROF_IOC_MAGIC, 28, struct nmiprof_cpus_answer)
+#define NMIPROF_IOC_PARK_PERF_FD _IOW(NMIPROF_IOC_MAGIC, 29, __s32)
 
 #endif /* _UAPI_NMIPROF_ABI_H */
