@@ -14,10 +14,15 @@
  * perf side-band event (MMAP2/COMM/FORK/EXIT), drained before the rings;
  * the same events keep the module's unwind tables current (kmod_unwind.c).
  *
+ * System wide, a module of ABI 1.7 on keeps the side-band off CPUs that
+ * don't answer an IPI (a hard lockup), and drops our side-band events
+ * at close, so neither waits for such a CPU (sideband_open).
+ *
  * Lockups come from the module's lockup queue (ABI 1.3), not the rings:
  * every one it still holds, of any CPU, reported before we started too,
  * each drain, until the consumer acknowledges it (np_backend_ack_lockup).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -33,6 +38,7 @@
 #include "np_kring.h"
 #include "np_kmod_unwind.h"
 #include "np_fileio.h"
+#include "np_clock.h"
 
 #define NR_MASK_BITS	(sizeof(((struct nmiprof_config *)0)->cpumask) * 8)
 #define NOT_FOLLOWED_SLOTS	1024	/* remembered non-descendants */
@@ -53,6 +59,10 @@ struct kmod_backend {
 	struct nmiprof_hello hello;
 	struct np_recfmt *fmt;
 	struct np_perf_sideband *sb;	/* NULL if perf is unavailable */
+	int sb_park;		/* the module drops the side-band at close */
+	int started;
+	uint64_t sb_missing[NR_MASK_BITS / 64];	/* CPUs that didn't answer */
+	uint64_t sb_retry_ns;	/* when to ask them again */
 	struct np_kmod_unwind *uw;	/* NULL: frame pointers only */
 	np_event_fn ufn;		/* unwind tap trampoline */
 	void *uarg;
@@ -247,11 +257,134 @@ fail:
 	return 0;
 }
 
+/*
+ * The side-band on CPUs that don't answer (ABI 1.7).  Opening a per-CPU
+ * perf event, and closing it, is a cross call its CPU must take: one
+ * with interrupts off would hold us, spinning, until it is back.  So the
+ * side-band is opened on the CPUs that answer now, and on the others
+ * once they do (sideband_retry); meanwhile they run nothing but what
+ * keeps them stuck, so there is no side-band to miss there.  At close
+ * the module takes our events and drops them once their CPUs answer.
+ */
+#define ANSWER_OPEN_MS	200
+#define ANSWER_RETRY_MS	20
+#define ANSWER_RETRY_NS	1000000000ull
+
+static int cpus_answering(struct kmod_backend *kb, uint32_t ms, uint64_t *ok)
+{
+	struct nmiprof_cpus_answer q = { .timeout_ms = ms };
+
+	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_CPUS_ANSWER, &q) < 0)
+		return -errno;
+	memcpy(ok, q.cpumask, sizeof(q.cpumask));
+	return 0;
+}
+
+static struct np_perf_sideband *sideband_new(struct kmod_backend *kb,
+					     const struct np_backend_opts *o,
+					     char *err, size_t errlen)
+{
+	struct np_perf_sideband *sb = np_perf_sideband_open(o, err, errlen);
+
+	if (sb && kb->sb_park)
+		np_perf_sideband_keep_enabled(sb);
+	if (sb && kb->started)
+		np_perf_sideband_enable(sb, 1);
+	return sb;
+}
+
+static void sideband_open(struct kmod_backend *kb, const struct np_backend_opts *o)
+{
+	struct np_backend_opts so = *o;
+	uint64_t ok[NR_MASK_BITS / 64];
+	char list[4096], err[256];
+	int missing = 0;
+
+	if (kb->pid < 0 && kb->hello.abi_minor >= 7 &&
+	    cpus_answering(kb, ANSWER_OPEN_MS, ok) == 0) {
+		kb->sb_park = 1;
+		for (size_t i = 0; i < NR_MASK_BITS / 64; i++) {
+			kb->sb_missing[i] = kb->mask[i] & ~ok[i];
+			ok[i] &= kb->mask[i];
+			missing |= !!kb->sb_missing[i];
+		}
+		kb->sb_retry_ns = np_mono_ns() + ANSWER_RETRY_NS;
+	}
+	if (missing) {
+		if (np_cpulist_format(ok, NR_MASK_BITS, list, sizeof(list)) <= 0)
+			return;		/* none answers: all come later */
+		so.cpus = list;
+	}
+	/* Without side-band, user frames fall back to /proc/PID/maps. */
+	kb->sb = sideband_new(kb, &so, err, sizeof(err));
+}
+
+static void sideband_retry(struct kmod_backend *kb)
+{
+	struct np_backend_opts so = { .pid = -1 };
+	uint64_t ok[NR_MASK_BITS / 64];
+	char list[4096], err[256];
+	int any = 0;
+
+	kb->sb_retry_ns = np_mono_ns() + ANSWER_RETRY_NS;
+	if (cpus_answering(kb, ANSWER_RETRY_MS, ok) < 0)
+		return;
+	for (size_t i = 0; i < NR_MASK_BITS / 64; i++) {
+		ok[i] &= kb->sb_missing[i];
+		any |= !!ok[i];
+	}
+	if (!any || np_cpulist_format(ok, NR_MASK_BITS, list, sizeof(list)) < 0)
+		return;
+	so.cpus = list;
+	if (kb->sb ? np_perf_sideband_add_cpus(kb->sb, &so, err, sizeof(err)) < 0
+		   : !(kb->sb = sideband_new(kb, &so, err, sizeof(err))))
+		return;		/* again in a second */
+	for (size_t i = 0; i < NR_MASK_BITS / 64; i++)
+		kb->sb_missing[i] &= ~ok[i];
+}
+
+static int sideband_missing(const struct kmod_backend *kb)
+{
+	for (size_t i = 0; i < NR_MASK_BITS / 64; i++)
+		if (kb->sb_missing[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * Every perf event we have open (the side-band's: this backend opens no
+ * other) to the module, which drops each once its CPU answers: our close
+ * then only drops our reference.
+ */
+static void sideband_park(struct kmod_backend *kb)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char path[300], link[64];
+	ssize_t n;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0 || de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		link[n] = '\0';
+		if (!strcmp(link, "anon_inode:[perf_event]"))
+			kb->sys->ioctl(kb->fd, NMIPROF_IOC_PARK_PERF_FD, &fd);
+	}
+	closedir(d);
+}
+
 static int kmod_start(struct np_backend *b)
 {
 	struct kmod_backend *kb = (struct kmod_backend *)b;
 	char err[128];
 
+	kb->started = 1;
 	if (kb->sb)
 		np_perf_sideband_enable(kb->sb, 1);
 	if (kb->sys->ioctl(kb->fd, NMIPROF_IOC_START, NULL) < 0)
@@ -265,6 +398,7 @@ static int kmod_stop(struct np_backend *b)
 	struct kmod_backend *kb = (struct kmod_backend *)b;
 	int ret = kb->sys->ioctl(kb->fd, NMIPROF_IOC_STOP, NULL) < 0 ? -errno : 0;
 
+	kb->started = 0;
 	if (kb->sb)
 		np_perf_sideband_enable(kb->sb, 0);
 	return ret;
@@ -440,6 +574,8 @@ static int kmod_drain(struct np_backend *b, np_event_fn fn, void *arg)
 		fn = pid_filter;
 		arg = kb;
 	}
+	if (kb->sb_park && sideband_missing(kb) && np_mono_ns() >= kb->sb_retry_ns)
+		sideband_retry(kb);
 	/* side-band first: the mappings the samples refer to */
 	if (kb->sb)
 		n += np_perf_sideband_drain(kb->sb, fn, arg, &kb->sb_lost);
@@ -514,6 +650,8 @@ static void kmod_close(struct np_backend *b)
 	free(kb->cpus);
 	free(kb->followed);
 	np_kmod_unwind_free(kb->uw);
+	if (kb->sb && kb->sb_park)
+		sideband_park(kb);
 	np_perf_sideband_close(kb->sb);
 	np_recfmt_free(kb->fmt);
 	if (kb->fd >= 0)
@@ -641,8 +779,7 @@ struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 	/* rings a module allocates at CONFIGURE are mapped before START */
 	if (map_rings(kb, 0, err, errlen) < 0)
 		goto fail;
-	/* Without side-band, user frames fall back to /proc/PID/maps. */
-	kb->sb = np_perf_sideband_open(o, sberr, sizeof(sberr));
+	sideband_open(kb, o);
 	/*
 	 * Unwind tables for a module of ABI 1.2 on: without them (or with
 	 * ustack_copy 0, "frame pointers only"), the module follows frame

@@ -66,6 +66,15 @@ int np_perf_sideband_enable(struct np_perf_sideband *sb, int on);
 int np_perf_sideband_drain(struct np_perf_sideband *sb, np_event_fn fn,
 			   void *arg, uint64_t *lost);
 void np_perf_sideband_close(struct np_perf_sideband *sb);
+/* Open the side-band on more CPUs (o->cpus), enabled if the rest is. */
+int np_perf_sideband_add_cpus(struct np_perf_sideband *sb,
+			      const struct np_backend_opts *o, char *err,
+			      size_t errlen);
+/*
+ * Never disable the side-band's events (a cross call to each CPU) at
+ * stop or close: for a caller that hands them to nmiprof.ko to drop.
+ */
+void np_perf_sideband_keep_enabled(struct np_perf_sideband *sb);
 
 /* lib/util/cpulist.c: "0,2-5" -> bitmask; returns CPUs set or -1 (err filled). */
 int np_cpulist_parse(const char *list, uint64_t *mask, unsigned int nbits,
@@ -73,5 +82,8 @@ int np_cpulist_parse(const char *list, uint64_t *mask, unsigned int nbits,
 /* Online CPUs as a bitmask (from /sys), same return convention. */
 int np_cpulist_online(uint64_t *mask, unsigned int nbits, char *err,
 		      size_t errlen);
+/* The list string of mask into out; returns CPUs set, or -1 if out is short. */
+int np_cpulist_format(const uint64_t *mask, unsigned int nbits, char *out,
+		      size_t len);
 
 #endif /* NP_BACKEND_IMPL_H */

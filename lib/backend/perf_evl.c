@@ -55,7 +55,8 @@ static struct perf_thread_map *threads_of(int pid, char *err, size_t errlen)
 void np_perf_evl_close(struct np_perf_evl *e)
 {
 	if (e->evlist) {
-		perf_evlist__disable(e->evlist);
+		if (!e->keep_enabled)
+			perf_evlist__disable(e->evlist);
 		perf_evlist__munmap(e->evlist);
 		perf_evlist__close(e->evlist);
 		/* 6.1's delete drops neither the evsels' map references nor

@@ -25,6 +25,7 @@ struct np_perf_evl {
 	int time_from_end;	/* u64s from a sample_id's end to its TIME */
 	uint32_t stack_copy;	/* sample_stack_user of the samples, or 0 */
 	uint64_t *scratch;	/* a sample with its stack copy cut to size */
+	int keep_enabled;	/* close without disabling first */
 };
 
 /* Tags of queued records: which list, so which decoder. */

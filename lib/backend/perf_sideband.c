@@ -43,6 +43,10 @@ struct comm_entry {
 
 struct np_perf_sideband {
 	struct np_perf_evl evl;
+	struct np_perf_evl *more;	/* CPUs added later, one list each time */
+	int nr_more;
+	int enabled, keep_enabled;
+	struct perf_event_attr attr;	/* as opened */
 	struct comm_entry *comms[COMM_BUCKETS];	/* kept only when asked */
 	unsigned int nr_comms, sweep_at;
 	int track_comms;
@@ -289,6 +293,8 @@ int np_perf_sideband_drain_samples(struct np_perf_sideband *sb,
 	uint64_t horizon = flush_all ? UINT64_MAX : np_mono_ns() - IN_FLIGHT_NS;
 
 	np_perf_evl_read(&sb->evl, &sb->oe, NP_PERF_SRC_SIDEBAND);
+	for (int i = 0; i < sb->nr_more; i++)
+		np_perf_evl_read(&sb->more[i], &sb->oe, NP_PERF_SRC_SIDEBAND);
 	if (smp)
 		np_perf_evl_read(smp->evl, &sb->oe, NP_PERF_SRC_SAMPLES);
 	return np_ordered_flush(&sb->oe, horizon, deliver_queued, &k);
@@ -344,15 +350,58 @@ struct np_perf_sideband *np_perf_sideband_open(const struct np_backend_opts *o,
 	}
 	sb->evl.time_from_end = 0;	/* TIME is the last word of SIDEBAND_TYPE */
 	sb->sweep_at = COMM_BUCKETS;
+	sb->attr = attr;
 	return sb;
+}
+
+int np_perf_sideband_add_cpus(struct np_perf_sideband *sb,
+			      const struct np_backend_opts *o, char *err,
+			      size_t errlen)
+{
+	struct np_perf_evl *more = realloc(sb->more, (sb->nr_more + 1) * sizeof(*more));
+	struct perf_event_attr attr = sb->attr;
+	struct np_perf_evl *e;
+	int ret;
+
+	if (!more) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	sb->more = more;
+	e = &more[sb->nr_more];
+	ret = np_perf_evl_open(e, o, &attr, SIDEBAND_PAGES, "side-band", err, errlen);
+	if (ret < 0)
+		return ret;
+	e->time_from_end = 0;
+	e->keep_enabled = sb->keep_enabled;
+	if (sb->enabled)
+		perf_evlist__enable(e->evlist);
+	sb->nr_more++;
+	return 0;
+}
+
+void np_perf_sideband_keep_enabled(struct np_perf_sideband *sb)
+{
+	sb->keep_enabled = 1;
+	sb->evl.keep_enabled = 1;
+	for (int i = 0; i < sb->nr_more; i++)
+		sb->more[i].keep_enabled = 1;
 }
 
 int np_perf_sideband_enable(struct np_perf_sideband *sb, int on)
 {
-	if (on)
-		perf_evlist__enable(sb->evl.evlist);
-	else
-		perf_evlist__disable(sb->evl.evlist);
+	/* each call is a cross call to every CPU: skip what is done */
+	if (on == sb->enabled || (!on && sb->keep_enabled))
+		return 0;
+	sb->enabled = on;
+	for (int i = -1; i < sb->nr_more; i++) {
+		struct perf_evlist *l = i < 0 ? sb->evl.evlist : sb->more[i].evlist;
+
+		if (on)
+			perf_evlist__enable(l);
+		else
+			perf_evlist__disable(l);
+	}
 	return 0;
 }
 
@@ -371,6 +420,9 @@ void np_perf_sideband_close(struct np_perf_sideband *sb)
 	if (!sb)
 		return;
 	np_perf_evl_close(&sb->evl);
+	for (int i = 0; i < sb->nr_more; i++)
+		np_perf_evl_close(&sb->more[i]);
+	free(sb->more);
 	np_ordered_free(&sb->oe);
 	for (int i = 0; i < COMM_BUCKETS; i++) {
 		while (sb->comms[i]) {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * CPU list strings ("0,2-5", as in /sys/devices/system/cpu/online and
- * perf's -C) to bitmasks, for backends that take a mask (nmiprof.ko's
- * nmiprof_config.cpumask).  The libperf backend hands the string to
- * perf_cpu_map__new() directly.
+ * perf's -C) to bitmasks and back, for backends that take a mask
+ * (nmiprof.ko's nmiprof_config.cpumask).  The libperf backend hands the
+ * string to perf_cpu_map__new() directly.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -72,4 +72,26 @@ int np_cpulist_online(uint64_t *mask, unsigned int nbits, char *err,
 	}
 	fclose(f);
 	return np_cpulist_parse(buf, mask, nbits, err, errlen);
+}
+
+int np_cpulist_format(const uint64_t *mask, unsigned int nbits, char *out,
+		      size_t len)
+{
+	size_t n = 0;
+	int count = 0;
+
+	out[0] = '\0';
+	for (unsigned int a = 0; a < nbits; a++) {
+		unsigned int b = a;
+
+		if (!(mask[a / 64] & (1ULL << (a % 64))))
+			continue;
+		while (b + 1 < nbits && (mask[(b + 1) / 64] & (1ULL << ((b + 1) % 64))))
+			b++;
+		n += snprintf(out + n, n < len ? len - n : 0,
+			      a == b ? "%s%u" : "%s%u-%u", n ? "," : "", a, b);
+		count += b - a + 1;
+		a = b;
+	}
+	return n < len ? count : -1;
 }

@@ -8,6 +8,7 @@
  * What it cannot show: that the real module behaves like this stand-in
  * (the QEMU tests do).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -74,6 +75,8 @@ static struct {
 	int mapped[NCPU][2];
 	char param[64];		/* the last parameter written, "name=val" */
 	int param_errno;	/* set_param fails with it */
+	uint64_t answer;	/* CPUs that answer (CPUS_ANSWER) */
+	int answer_calls, parked, parked_other;
 } dev;
 
 static int fake_open(const char *path, int flags)
@@ -223,6 +226,26 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		}
 		errno = ENOENT;
 		return -1;
+	case NMIPROF_IOC_CPUS_ANSWER: {
+		struct nmiprof_cpus_answer *q = arg;
+
+		CHECK(q->timeout_ms > 0 && q->timeout_ms <= 1000 && !q->__reserved);
+		memset(q->cpumask, 0, sizeof(q->cpumask));
+		q->cpumask[0] = dev.answer;
+		dev.answer_calls++;
+		return 0;
+	}
+	case NMIPROF_IOC_PARK_PERF_FD: {
+		char path[64], link[64] = "";
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", *(int *)arg);
+		if (readlink(path, link, sizeof(link) - 1) > 0 &&
+		    !strcmp(link, "anon_inode:[perf_event]"))
+			dev.parked++;
+		else
+			dev.parked_other++;
+		return 0;
+	}
 	case NMIPROF_IOC_START:
 		dev.started++;
 		return 0;
@@ -475,6 +498,30 @@ static void reset_dev(int abi)
 	memset(dev.mapped, 0, sizeof(dev.mapped));
 	dev.param[0] = '\0';
 	dev.param_errno = 0;
+	dev.answer = ~0ULL;
+	dev.answer_calls = dev.parked = dev.parked_other = 0;
+}
+
+/* perf events this process has open */
+static int perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char path[300], link[64];
+	int n = 0;
+	ssize_t len;
+
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = '\0';
+			n += !strcmp(link, "anon_inode:[perf_event]");
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
 }
 
 static void kmod_opts(struct np_backend_opts *o)
@@ -727,6 +774,62 @@ static void test_unwind_budget(void)
 	np_backend_close(b);
 }
 
+/*
+ * A CPU that doesn't answer an IPI (ABI 1.7): system wide, the side-band
+ * is opened on the CPUs that answer, on the others once they do (asked
+ * again at most once a second), and handed to the module at close.  A
+ * module before 1.7 is asked nothing and given nothing.
+ */
+static void test_stuck_cpu(void)
+{
+	struct np_backend_opts o;
+	struct np_backend *b;
+	struct seen seen = { 0 };
+	char err[256];
+
+	kmod_opts(&o);
+	o.cpus = "0-1";
+	reset_dev(NMIPROF_ABI_VERSION);
+	dev.minor = 6;
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	if (!b)
+		return;
+	if (!perf_fds()) {
+		/* the side-band is optional: perf_event_open refused here */
+		printf("SKIP: no perf side-band on this machine\n");
+		np_backend_close(b);
+		return;
+	}
+	CHECK(perf_fds() == 2 && dev.answer_calls == 0);
+	np_backend_close(b);
+	CHECK(perf_fds() == 0 && dev.parked == 0);
+
+	reset_dev(NMIPROF_ABI_VERSION);
+	dev.answer = 1;		/* CPU 1 stuck */
+	b = np_backend_kmod_open_sys(&o, &fake, err, sizeof(err));
+	CHECK(b != NULL, "open: %s", err);
+	if (!b)
+		return;
+	CHECK(dev.answer_calls == 1 && perf_fds() == 1);
+	CHECK(np_backend_start(b) == 0);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 0);
+	CHECK(dev.answer_calls == 1, "asked again within a second");
+	usleep(1100 * 1000);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 0);
+	CHECK(dev.answer_calls == 2 && perf_fds() == 1);	/* still stuck */
+	dev.answer = 3;
+	usleep(1100 * 1000);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 0);
+	CHECK(dev.answer_calls == 3 && perf_fds() == 2);
+	usleep(1100 * 1000);
+	CHECK(np_backend_drain(b, on_event, &seen) >= 0);
+	CHECK(dev.answer_calls == 3, "asked with none missing");
+	CHECK(np_backend_stop(b) == 0);
+	np_backend_close(b);
+	CHECK(dev.parked == 2 && dev.parked_other == 0 && perf_fds() == 0);
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_child_dies_with_parent),
 	NP_CASE(test_no_module),
@@ -736,6 +839,7 @@ static const struct np_test_case cases[] = {
 	NP_CASE(test_lockup_queue),
 	NP_CASE(test_target_gone),
 	NP_CASE(test_unwind_budget),
+	NP_CASE(test_stuck_cpu),
 	{ 0 }
 };
 

@@ -43,6 +43,16 @@ static void test_cpulist(void)
 	CHECK(strstr(err, "1024") != NULL);
 	CHECK(np_cpulist_online(m, 1024, err, sizeof(err)) >= 1);
 	CHECK(m[0] & 1);
+
+	/* and back, each range once; a short buffer is refused */
+	char list[64], small[6];
+
+	CHECK(np_cpulist_parse("0,2-3,63-65,1023", m, 1024, err, sizeof(err)) == 7);
+	CHECK(np_cpulist_format(m, 1024, list, sizeof(list)) == 7);
+	CHECK(!strcmp(list, "0,2-3,63-65,1023"));
+	CHECK(np_cpulist_format(m, 1024, small, sizeof(small)) < 0);
+	memset(m, 0, sizeof(m));
+	CHECK(np_cpulist_format(m, 1024, list, sizeof(list)) == 0 && !list[0]);
 }
 
 static void test_refusals(void)
