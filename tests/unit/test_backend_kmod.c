@@ -146,6 +146,20 @@ static int format_text(uint32_t type, char *buf, size_t len)
 	return n + 1;
 }
 
+/* /proc/self/fd/NAME is a perf event */
+static int is_perf_fd(const char *name)
+{
+	char path[300], link[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%s", name);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0)
+		return 0;
+	link[len] = '\0';
+	return !strcmp(link, "anon_inode:[perf_event]");
+}
+
 static int fake_ioctl(int fd, unsigned long req, void *arg)
 {
 	CHECK(fd == FD);
@@ -236,11 +250,10 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		return 0;
 	}
 	case NMIPROF_IOC_PARK_PERF_FD: {
-		char path[64], link[64] = "";
+		char name[16];
 
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", *(int *)arg);
-		if (readlink(path, link, sizeof(link) - 1) > 0 &&
-		    !strcmp(link, "anon_inode:[perf_event]"))
+		snprintf(name, sizeof(name), "%d", *(int *)arg);
+		if (is_perf_fd(name))
 			dev.parked++;
 		else
 			dev.parked_other++;
@@ -507,18 +520,10 @@ static int perf_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
-	char path[300], link[64];
 	int n = 0;
-	ssize_t len;
 
-	while (d && (de = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len > 0) {
-			link[len] = '\0';
-			n += !strcmp(link, "anon_inode:[perf_event]");
-		}
-	}
+	while (d && (de = readdir(d)))
+		n += is_perf_fd(de->d_name);
 	if (d)
 		closedir(d);
 	return n;
