@@ -787,7 +787,7 @@ struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 	 */
 	if (kb->hello.abi_minor >= 2 && o->user_stacks && o->ustack_copy)
 		kb->uw = np_kmod_unwind_new(kb->fd, sys, o->unwind_cache,
-					    sberr, sizeof(sberr));
+					    kb->pid < 0, sberr, sizeof(sberr));
 	if (kb->uw && o->unwind_budget && set_unwind_budget(kb, o, err, errlen) < 0)
 		goto fail;
 	return &kb->base;

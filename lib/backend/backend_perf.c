@@ -328,7 +328,9 @@ struct np_backend *np_backend_perf_open(const struct np_backend_opts *o,
 		o = &oa;
 	}
 	if (o->user_stacks && o->ustack_copy) {
-		struct np_unwinder_opts uo = { .cache_dir = o->unwind_cache };
+		struct np_unwinder_opts uo = {
+			.cache_dir = o->unwind_cache, .paced = o->pid < 0,
+		};
 
 		if (!uo.cache_dir)
 			uo.cache_dir = getenv("NMIPROF_UNWIND_CACHE");

@@ -75,10 +75,12 @@ struct np_kmod_unwind {
 };
 
 struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
-					  const char *cache_dir, char *err,
-					  size_t errlen)
+					  const char *cache_dir, int paced,
+					  char *err, size_t errlen)
 {
-	struct np_unwinder_opts uo = { .cache_dir = cache_dir, .for_kernel = 1 };
+	struct np_unwinder_opts uo = {
+		.cache_dir = cache_dir, .for_kernel = 1, .paced = paced,
+	};
 	struct np_kmod_unwind *k = calloc(1, sizeof(*k));
 
 	if (!k) {

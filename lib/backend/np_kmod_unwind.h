@@ -14,10 +14,13 @@
 
 struct np_kmod_unwind;
 
-/* NULL (and err) if tables cannot be used; samples then keep frame pointers. */
+/*
+ * NULL (and err) if tables cannot be used; samples then keep frame
+ * pointers.  paced: system-wide, compiles are paced (unwinder.c).
+ */
 struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
-					  const char *cache_dir, char *err,
-					  size_t errlen);
+					  const char *cache_dir, int paced,
+					  char *err, size_t errlen);
 /*
  * Every drained event, side-band and samples, in drain order, before the
  * consumer gets it: a sample of a process whose set is new or changed

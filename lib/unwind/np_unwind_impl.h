@@ -85,6 +85,7 @@ struct np_unwinder_opts {
 	const char *debug_root;		/* NULL: "/usr/lib/debug" */
 	int for_kernel;			/* tables for nmiprof.ko only
 					 * (NP_UW_LOAD_KERNEL) */
+	int paced;			/* system-wide: compiles paced */
 };
 
 struct np_unwinder_stats {

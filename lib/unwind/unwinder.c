@@ -20,12 +20,14 @@
 #define OBJ_BUCKETS	1024
 /*
  * Compiling a table takes ~0.1-0.5 s per MiB of .eh_frame, in the thread
- * that drains the rings: at most a fifth of the time goes to it (a burst
- * of up to 200 ms), or a system-wide start, seeing every binary at once,
- * would let the rings overflow.  Objects over budget are walked with
+ * that drains the rings.  System-wide (paced), at most a fifth of the
+ * time goes to it (a burst of up to 200 ms), or a start seeing every
+ * binary at once would let the rings overflow and hold back the sets of
+ * processes started meanwhile.  Objects over budget are walked with
  * frame pointers until their turn comes; cached tables cost no budget.
  * Only time outside compiles refills it, and a compile that overran
- * leaves it overdrawn.
+ * leaves it overdrawn.  A followed process's few objects compile at
+ * once: a short command would otherwise lose its stacks to the budget.
  */
 #define COMPILE_SHARE	5
 #define COMPILE_BURST_NS	200000000ULL
@@ -47,6 +49,7 @@ struct np_unwinder {
 	char cache_dir[4096], debug_root[4096];
 	struct np_unwinder_stats st;
 	int load_flags;			/* NP_UW_LOAD_KERNEL */
+	int paced;			/* compiles under the budget */
 	int64_t budget_ns;		/* compile time allowed, < 0: overdrawn */
 	uint64_t budget_at;		/* ... as of then */
 	/* the walk's context */
@@ -106,6 +109,7 @@ struct np_unwinder *np_unwinder_new(const struct np_unwinder_opts *o,
 	snprintf(u->debug_root, sizeof(u->debug_root), "%s",
 		 o && o->debug_root ? o->debug_root : "/usr/lib/debug");
 	u->load_flags = o && o->for_kernel ? NP_UW_LOAD_KERNEL : 0;
+	u->paced = o && o->paced;
 	u->budget_ns = COMPILE_BURST_NS;
 	u->budget_at = np_mono_ns();
 	return u;
@@ -163,7 +167,8 @@ static struct np_uw_obj *obj_of(struct np_unwinder *u, const struct np_map *m)
 	}
 	if (fd >= 0) {
 		o = np_uw_obj_load(fd, d->path, u->cache_dir, u->debug_root,
-				   u->load_flags | (u->budget_ns > 0 ? NP_UW_LOAD_COMPILE : 0),
+				   u->load_flags | (!u->paced || u->budget_ns > 0 ?
+						    NP_UW_LOAD_COMPILE : 0),
 				   &deferred, err, sizeof(err));
 		close(fd);
 	}

@@ -110,7 +110,7 @@ static struct np_kmod_unwind *unwind_new(char *dir)
 	CHECK(n > 0);
 	exe[n > 0 ? n : 0] = '\0';
 	CHECK(mkdtemp(dir) != NULL);
-	k = np_kmod_unwind_new(3, &fake, dir, err, sizeof(err));
+	k = np_kmod_unwind_new(3, &fake, dir, 1, err, sizeof(err));
 	CHECK(k != NULL, "%s", err);
 	return k;
 }
