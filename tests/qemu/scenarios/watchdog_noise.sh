@@ -1,4 +1,4 @@
-# No false positives: 60 s of mixed load on 4 CPUs with the watchdog at a
+# No false positives: 45 s of mixed load on 4 CPUs with the watchdog at a
 # 4 s threshold (more sensitive than the default, so a stronger test):
 # a busy loop per CPU, file I/O with sync, printk bursts, module
 # load/unload (a 1 s irqs-off spin each time: a near miss), nmiprof's own
@@ -45,7 +45,7 @@ pids="$pids $!"
 done) &
 pids="$pids $!"
 
-end=$(($(date +%s) + 60))
+end=$(($(date +%s) + 45))
 rounds=0
 while [ "$(date +%s)" -lt $end ]; do
 	for c in 1 2 3; do
