@@ -2,7 +2,8 @@
 /*
  * User stacks through compiled unwind tables (include/nmiprof/
  * nmiprof_unwind.h), the kernel half:
- *   unwind_table.c  the tables, by id, under a memory budget (LRU)
+ *   unwind_table.c  the tables, by id, under a memory budget (LRU),
+ *                   kept for the next reader
  *   unwind_maps.c   per-process sets: executable mapping -> table
  *   unwind_user.c   the walk from NMI (with the walker and validator
  *                   shared with userspace compiled in), its counters,
@@ -34,6 +35,7 @@ struct np_uw_ktable {
 };
 
 int np_uw_table_load(const void __user *buf, u32 len, u32 *id);
+int np_uw_table_probe(const struct nmiprof_uw_table *h, u32 len, u32 *id);
 int np_uw_table_drop(u32 id);
 void np_uw_tables_clear(void);
 void np_uw_tables_stats(struct nmiprof_uw_stats *st);

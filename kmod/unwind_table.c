@@ -13,6 +13,12 @@
  * Budget: unwind_budget_kb of table bytes.  Loading past it evicts the
  * tables whose last walk is oldest (last_used, stamped from NMI), as a
  * scan: a few hundred tables at most, and only on load.
+ *
+ * Tables outlive the files that loaded them, so that the next reader
+ * finds libc's and its program's already here: np_uw_table_probe()
+ * matches a table's header (build-id, crc of the rows, length), which a
+ * rebuilt or replaced object changes, and costs no copy or validation.
+ * Only tables that carry both a build-id and a crc can be matched.
  */
 #include <linux/jiffies.h>
 #include <linux/mm.h>
@@ -34,7 +40,7 @@ DEFINE_MUTEX(np_uw_lock);
 static struct np_uw_ktable __rcu *np_uw_slots[NP_UW_SLOTS];
 static u32 np_uw_gen;
 static u64 np_uw_bytes, np_uw_nr;
-static u64 np_uw_loaded, np_uw_refused, np_uw_evicted;
+static u64 np_uw_loaded, np_uw_refused, np_uw_evicted, np_uw_reused;
 
 /* NMI: under rcu_read_lock(), the table @id names, or NULL. */
 const struct np_uw_ktable *np_uw_table_get(u32 id)
@@ -83,10 +89,52 @@ static void np_uw_make_room(u64 need, u64 budget)
 	}
 }
 
+/* The loaded table with header @h and @len bytes, or NULL. */
+static struct np_uw_ktable *np_uw_table_match(const struct nmiprof_uw_table *h,
+					      u32 len)
+{
+	struct np_uw_ktable *kt;
+	unsigned int i;
+
+	if (!h->build_id_size || !h->crc)
+		return NULL;
+	for (i = 0; i < NP_UW_SLOTS; i++) {
+		kt = rcu_dereference_protected(np_uw_slots[i],
+					       lockdep_is_held(&np_uw_lock));
+		if (kt && kt->bytes == len && !memcmp(&kt->t, h, sizeof(*h)))
+			return kt;
+	}
+	return NULL;
+}
+
+/* Under np_uw_lock: @kt serves one more reader. */
+static u32 np_uw_table_reuse(struct np_uw_ktable *kt)
+{
+	/* A reader's first walks may be seconds away: not evicted first. */
+	WRITE_ONCE(kt->last_used, jiffies);
+	np_uw_reused++;
+	return kt->id;
+}
+
+int np_uw_table_probe(const struct nmiprof_uw_table *h, u32 len, u32 *id)
+{
+	struct np_uw_ktable *kt;
+	int ret = -ENOENT;
+
+	mutex_lock(&np_uw_lock);
+	kt = np_uw_table_match(h, len);
+	if (kt) {
+		*id = np_uw_table_reuse(kt);
+		ret = 0;
+	}
+	mutex_unlock(&np_uw_lock);
+	return ret;
+}
+
 int np_uw_table_load(const void __user *buf, u32 len, u32 *id)
 {
 	u64 budget = (u64)READ_ONCE(unwind_budget_kb) << 10;
-	struct np_uw_ktable *kt;
+	struct np_uw_ktable *kt, *same;
 	const char *why = NULL;
 	unsigned int slot;
 	int ret = 0;
@@ -104,6 +152,12 @@ int np_uw_table_load(const void __user *buf, u32 len, u32 *id)
 	if (np_uw_validate(&kt->t, len, &why)) {
 		np_uw_refused++;
 		ret = -EINVAL;
+		goto out;
+	}
+	/* A reader that did not probe (older daemon): one copy is kept. */
+	same = np_uw_table_match(&kt->t, len);
+	if (same) {
+		*id = np_uw_table_reuse(same);
 		goto out;
 	}
 	np_uw_make_room(len, budget);
@@ -152,7 +206,7 @@ int np_uw_table_drop(u32 id)
 	return ret;
 }
 
-/* Under np_uw_lock. */
+/* Under np_uw_lock, at unload. */
 void np_uw_tables_clear(void)
 {
 	unsigned int i;
@@ -170,4 +224,5 @@ void np_uw_tables_stats(struct nmiprof_uw_stats *st)
 	st->loaded = np_uw_loaded;
 	st->refused = np_uw_refused;
 	st->evicted = np_uw_evicted;
+	st->reused = np_uw_reused;
 }

@@ -151,21 +151,28 @@ int np_uw_user_stack(struct pt_regs *uregs, u64 *buf, unsigned int max,
 
 static long np_uw_ioc_load(void __user *arg)
 {
+	struct nmiprof_uw_table h;
 	struct nmiprof_uw_load ld;
 	long ret;
 
 	if (copy_from_user(&ld, arg, sizeof(ld)))
 		return -EFAULT;
-	if (memchr_inv(ld.__reserved, 0, sizeof(ld.__reserved)))
+	if ((ld.flags & ~NMIPROF_UW_LOAD_PROBE) ||
+	    memchr_inv(ld.__reserved, 0, sizeof(ld.__reserved)))
 		return -EINVAL;
-	ret = np_uw_table_load(u64_to_user_ptr(ld.table), ld.len, &ld.id);
+	if (ld.flags & NMIPROF_UW_LOAD_PROBE) {
+		/* The header only: the rows stay in the reader's file. */
+		if (copy_from_user(&h, u64_to_user_ptr(ld.table), sizeof(h)))
+			return -EFAULT;
+		ret = np_uw_table_probe(&h, ld.len, &ld.id);
+	} else {
+		ret = np_uw_table_load(u64_to_user_ptr(ld.table), ld.len,
+				       &ld.id);
+	}
 	if (ret)
 		return ret;
-	if (copy_to_user(arg, &ld, sizeof(ld))) {
-		np_uw_table_drop(ld.id);
-		return -EFAULT;
-	}
-	return 0;
+	/* Not dropped on failure: it may be another reader's table. */
+	return copy_to_user(arg, &ld, sizeof(ld)) ? -EFAULT : 0;
 }
 
 static long np_uw_ioc_maps(void __user *arg)
@@ -229,17 +236,17 @@ long np_uw_ioctl(unsigned int cmd, void __user *arg, bool *user)
 
 /*
  * A file that used the ioctls above is closed: the last one takes the
- * tables and sets with it, so a daemon that died leaves nothing behind.
+ * sets with it, so a daemon that died leaves no process walked by its
+ * tables.  The tables stay, under their budget, for the next reader
+ * (unwind_table.c); they go at unload.
  */
 void np_uw_release(bool user)
 {
 	if (!user)
 		return;
 	mutex_lock(&np_uw_lock);
-	if (!--np_uw_users) {
+	if (!--np_uw_users)
 		np_uw_sets_clear();
-		np_uw_tables_clear();
-	}
 	mutex_unlock(&np_uw_lock);
 }
 

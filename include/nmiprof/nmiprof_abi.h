@@ -41,7 +41,7 @@
 
 #define NMIPROF_MAGIC		0x4e4d4950U	/* "NMIP" */
 #define NMIPROF_ABI_VERSION	1	/* major: must match */
-#define NMIPROF_ABI_MINOR	7	/* compatible changes (see above) */
+#define NMIPROF_ABI_MINOR	8	/* compatible changes (see above) */
 #define NMIPROF_DEVICE		"/dev/nmiprof"
 
 #define NMIPROF_MAX_FRAMES	127	/* per stack, kernel and user each */
@@ -355,16 +355,28 @@ struct nmiprof_lockup_read {
  * executable mappings (UW_SET_MAPS), which replaces the process's
  * previous set whole; nr == 0 drops it.  A table's id stays unique for
  * the module's life, so a set naming a dropped or evicted table falls
- * back to frame pointers there.  Tables and sets are dropped when the
- * last file that loaded or set any is closed.  The module keeps at most
- * its unwind_budget_kb of tables, dropping the least recently used.
+ * back to frame pointers there.  Sets are dropped when the last file
+ * that loaded or set any is closed.  The module keeps at most its
+ * unwind_budget_kb of tables, dropping the least recently used.
+ *
+ * Minor 8: tables outlive the files that loaded them (until evicted or
+ * the module is unloaded), so that the next reader need not load them
+ * again.  UW_LOAD with NMIPROF_UW_LOAD_PROBE reads only the header at
+ * @table and returns the id of a loaded table with the same header
+ * (build-id, crc, rows: build_id_size and crc nonzero) and @len bytes,
+ * or fails with ENOENT; nothing is copied or validated.  A plain
+ * UW_LOAD of a table that matches a loaded one (validated first) returns
+ * that one's id.  An older module refuses the flag (EINVAL).
  */
 struct nmiprof_uw_load {
 	__u64 table;		/* in: user pointer to the table */
 	__u32 len;		/* in: its bytes */
 	__u32 id;		/* out: nonzero */
-	__u64 __reserved[2];	/* must be zero */
+	__u32 flags;		/* in: NMIPROF_UW_LOAD_* (minor 8) */
+	__u32 __reserved[3];	/* must be zero */
 };
+
+#define NMIPROF_UW_LOAD_PROBE	0x1	/* match a loaded table, load nothing */
 
 /* ip in [start, end) is at ELF vaddr ip - bias of table (0: none). */
 struct nmiprof_uw_map {
@@ -395,7 +407,8 @@ struct nmiprof_uw_stats {
 	__u64 set_bytes;
 	__u64 walks;		/* table walks from NMI */
 	__u64 stops[8];		/* walks ended, per enum nmiprof_uw_stop */
-	__u64 __reserved[8];
+	__u64 reused;		/* loads and probes a loaded table met (minor 8) */
+	__u64 __reserved[7];
 };
 
 #define NMIPROF_IOC_UW_LOAD	_IOWR(NMIPROF_IOC_MAGIC, 24, struct nmiprof_uw_load)
