@@ -78,11 +78,11 @@ static void unwind_status(int fd)
 		return;
 	}
 	printf("unwind:   %llu tables, %.1f of %.1f MiB, %llu processes; "
-	       "%llu loaded, %llu refused, %llu evicted\n",
+	       "%llu loaded, %llu refused, %llu evicted, %llu reused\n",
 	       (unsigned long long)u.tables, u.table_bytes / 1048576.0,
 	       u.budget_bytes / 1048576.0, (unsigned long long)u.sets,
 	       (unsigned long long)u.loaded, (unsigned long long)u.refused,
-	       (unsigned long long)u.evicted);
+	       (unsigned long long)u.evicted, (unsigned long long)u.reused);
 	printf("unwind:   %llu walks, ended by:", (unsigned long long)u.walks);
 	for (int i = 0; i < NMIPROF_UW_STOP_NR; i++)
 		printf("%s %s %llu", i ? "," : "", np_uw_stop_name(i),

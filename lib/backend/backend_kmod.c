@@ -786,8 +786,9 @@ struct np_backend *np_backend_kmod_open_sys(const struct np_backend_opts *o,
 	 * pointers as before.
 	 */
 	if (kb->hello.abi_minor >= 2 && o->user_stacks && o->ustack_copy)
-		kb->uw = np_kmod_unwind_new(kb->fd, sys, o->unwind_cache,
-					    kb->pid < 0, sberr, sizeof(sberr));
+		kb->uw = np_kmod_unwind_new(kb->fd, sys, kb->hello.abi_minor,
+					    o->unwind_cache, kb->pid < 0,
+					    sberr, sizeof(sberr));
 	if (kb->uw && o->unwind_budget && set_unwind_budget(kb, o, err, errlen) < 0)
 		goto fail;
 	return &kb->base;

@@ -18,6 +18,11 @@
  * running, as the module does (it takes the mm from any live thread).
  * Compiles the unwinder deferred are asked for again a second on.
  *
+ * The module keeps tables after their reader closed (ABI 1.8): each is
+ * probed for by its cache file's header first (NMIPROF_UW_LOAD_PROBE),
+ * and its rows are read and loaded only when the module has no match,
+ * so that a short record does not spend most of its time on tables.
+ *
  * The module evicts tables past its budget, least recently used first,
  * and a set naming one falls back to frame pointers there.  When the
  * module's eviction count has grown since a process's set went, a sample
@@ -54,7 +59,7 @@ struct kproc {
 };
 
 struct kobj {
-	const struct np_uw_obj *obj;	/* the unwinder's, lives as long */
+	struct np_uw_obj *obj;		/* the unwinder's, lives as long */
 	uint32_t id;
 };
 
@@ -67,6 +72,7 @@ struct np_kmod_unwind {
 	uint32_t nr_procs, cap_procs, nr_objs, cap_objs;
 	struct np_idx proc_idx, obj_idx;
 	unsigned int nr_dirty;
+	int probe;			/* the module matches headers */
 	uint64_t sets_sent, load_errors, set_errors;
 	uint64_t evicted;		/* the module's evictions, last seen */
 	uint64_t objs_at;		/* evictions when objs were last trusted */
@@ -75,6 +81,7 @@ struct np_kmod_unwind {
 };
 
 struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
+					  unsigned int abi_minor,
 					  const char *cache_dir, int paced,
 					  char *err, size_t errlen)
 {
@@ -96,6 +103,7 @@ struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
 	}
 	k->fd = fd;
 	k->sys = sys;
+	k->probe = abi_minor >= 8;
 	return k;
 }
 
@@ -232,12 +240,29 @@ void np_kmod_unwind_event(struct np_kmod_unwind *k, const struct np_event *ev)
 	}
 }
 
+/* The id of a table the module holds already with o's header; 0: none. */
+static uint32_t probe(struct np_kmod_unwind *k, const struct np_uw_obj *o)
+{
+	struct nmiprof_uw_load ld = {
+		.table = (uintptr_t)o->t, .len = o->bytes,
+		.flags = NMIPROF_UW_LOAD_PROBE,
+	};
+
+	if (!k->probe)
+		return 0;
+	if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_LOAD, &ld) == 0)
+		return ld.id;
+	if (errno != ENOENT)
+		k->probe = 0;	/* refused (EINVAL): loaded as before */
+	return 0;
+}
+
 /* The module's id of @o's table, loading it the first time; 0: none. */
-static uint32_t table_id(struct np_kmod_unwind *k, const struct np_uw_obj *o)
+static uint32_t table_id(struct np_kmod_unwind *k, struct np_uw_obj *o)
 {
 	uint32_t h = (uint32_t)np_hash_u64((uintptr_t)o);
 	uint32_t pos = np_idx_first(&k->obj_idx, h), id;
-	struct nmiprof_uw_load ld = { .table = (uintptr_t)o->t, .len = o->bytes };
+	struct nmiprof_uw_load ld = { 0 };
 
 	while ((id = np_idx_next(&k->obj_idx, h, &pos)) != NP_IDX_NONE)
 		if (k->objs[id].obj == o)
@@ -247,10 +272,15 @@ static uint32_t table_id(struct np_kmod_unwind *k, const struct np_uw_obj *o)
 		    sizeof(*k->objs)) ||
 	    np_idx_insert(&k->obj_idx, h, k->nr_objs))
 		return 0;
-	if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_LOAD, &ld) < 0) {
-		k->load_errors++;
-		ld.id = 0;	/* not asked again: walked by frame pointers */
+	ld.id = probe(k, o);
+	if (!ld.id && np_uw_obj_rows(o) == 0) {
+		ld.table = (uintptr_t)o->t;
+		ld.len = o->bytes;
+		if (k->sys->ioctl(k->fd, NMIPROF_IOC_UW_LOAD, &ld) < 0)
+			ld.id = 0;
 	}
+	if (!ld.id)
+		k->load_errors++;	/* not asked again: walked by frame pointers */
 	k->objs[k->nr_objs++] = (struct kobj){ .obj = o, .id = ld.id };
 	return ld.id;
 }

@@ -16,9 +16,11 @@ struct np_kmod_unwind;
 
 /*
  * NULL (and err) if tables cannot be used; samples then keep frame
- * pointers.  paced: system-wide, compiles are paced (unwinder.c).
+ * pointers.  abi_minor: the module's, from HELLO; paced: system-wide,
+ * compiles are paced (unwinder.c).
  */
 struct np_kmod_unwind *np_kmod_unwind_new(int fd, const struct np_kmod_sys *sys,
+					  unsigned int abi_minor,
 					  const char *cache_dir, int paced,
 					  char *err, size_t errlen);
 /*

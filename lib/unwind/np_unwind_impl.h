@@ -32,6 +32,8 @@ struct np_uw_obj {
 	struct np_uw_seg segs[NP_UW_MAX_SEGS];
 	int nr_segs;
 	int cached;			/* read from the cache, not compiled */
+	int head_only;			/* t is the header: rows in the cache */
+	const char *cache_dir;		/* where, for np_uw_obj_rows() */
 };
 
 struct np_uw_compile_stats {
@@ -67,15 +69,21 @@ int np_uw_cache_write(const char *dir, const struct nmiprof_uw_table *t,
  */
 #define NP_UW_LOAD_COMPILE	1	/* may compile a table not cached */
 /*
- * The table goes to nmiprof.ko only, which validates it at load: a cached
- * one is checked by its crc32c (it was validated before it was written),
- * not validated here again.
+ * The table goes to nmiprof.ko only, which validates it at load: of a
+ * cached one only the header is read (head_only), and its rows, when
+ * np_uw_obj_rows() reads them, are checked by their crc32c (the table
+ * was validated before it was written), not validated here again.
  */
 #define NP_UW_LOAD_KERNEL	2
 struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 				 const char *cache_dir, const char *debug_root,
 				 int flags, int *deferred,
 				 char *err, size_t errlen);
+/*
+ * A head_only object's rows, read from its cache file: 0, or -1 when the
+ * file is gone or bad (removed then, to be compiled again).
+ */
+int np_uw_obj_rows(struct np_uw_obj *o);
 void np_uw_obj_free(struct np_uw_obj *o);
 
 /* ---- unwinder.c ---------------------------------------------------- */
@@ -119,7 +127,7 @@ int np_unwinder_walk(struct np_unwinder *u, uint32_t pid,
  */
 struct np_uw_span {
 	uint64_t start, end, bias;
-	const struct np_uw_obj *obj;
+	struct np_uw_obj *obj;
 };
 int np_unwinder_spans(struct np_unwinder *u, uint32_t pid,
 		      struct np_uw_span *out, int max, int *deferred);

@@ -4,7 +4,9 @@
  * process of the same binary does not recompile libc.  A file is written
  * whole to a temporary name and renamed (np_write_atomic), so a reader
  * sees the old file, the new one, or none; what it reads is validated (np_uw_validate, the
- * rows' crc32c, the build-id) and anything wrong is recompiled.
+ * rows' crc32c, the build-id) and anything wrong is recompiled.  For
+ * nmiprof.ko the header is read first, the rows only if the module
+ * does not hold the table yet.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +59,66 @@ static struct nmiprof_uw_table *cache_read(const char *dir, const uint8_t *bid,
 	}
 	*len = n;
 	return t;
+}
+
+/*
+ * For nmiprof.ko, which keeps tables past their reader: the header only,
+ * checked as far as it goes.  The module may match it to a table a
+ * reader before us loaded; the rows are read (and their crc checked)
+ * only when it does not, by np_uw_obj_rows().
+ */
+static struct nmiprof_uw_table *cache_head(const char *dir, const uint8_t *bid,
+					   int bid_size, size_t *len)
+{
+	struct nmiprof_uw_table *t;
+	char path[4096];
+	struct stat st;
+	int fd;
+
+	if (!dir || !*dir || bid_size <= 0 ||
+	    cache_path(path, sizeof(path), dir, "/", bid, bid_size) < 0)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	t = malloc(sizeof(*t));
+	if (!t || fstat(fd, &st) < 0 ||
+	    pread(fd, t, sizeof(*t), 0) != (ssize_t)sizeof(*t) ||
+	    t->magic != NMIPROF_UW_MAGIC || t->version != NMIPROF_UW_VERSION ||
+	    t->hdr_size != sizeof(*t) || t->row_size != sizeof(struct nmiprof_uw_row) ||
+	    t->nr_rows > NMIPROF_UW_MAX_ROWS ||
+	    (uint64_t)st.st_size != sizeof(*t) + (uint64_t)t->nr_rows * t->row_size ||
+	    t->build_id_size != bid_size || memcmp(t->build_id, bid, bid_size)) {
+		free(t);
+		t = NULL;
+	} else {
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return t;
+}
+
+int np_uw_obj_rows(struct np_uw_obj *o)
+{
+	struct nmiprof_uw_table *t;
+	char path[4096];
+	size_t len;
+
+	if (!o->head_only)
+		return 0;
+	t = cache_read(o->cache_dir, o->t->build_id, o->t->build_id_size, 0, &len);
+	if (!t) {
+		/* bad rows under a good header: compiled again next time */
+		if (cache_path(path, sizeof(path), o->cache_dir, "/", o->t->build_id,
+			       o->t->build_id_size) == 0)
+			unlink(path);
+		return -1;
+	}
+	free(o->t);
+	o->t = t;
+	o->bytes = len;
+	o->head_only = 0;
+	return 0;
 }
 
 struct nmiprof_uw_table *np_uw_cache_read(const char *dir, const uint8_t *bid,
@@ -127,7 +189,13 @@ struct np_uw_obj *np_uw_obj_load(int fd, const char *path,
 		n = 0;
 	elf_end(elf);
 	elf = NULL;
-	o->t = cache_read(cache_dir, bid, n, !(flags & NP_UW_LOAD_KERNEL), &o->bytes);
+	if (flags & NP_UW_LOAD_KERNEL) {
+		o->t = cache_head(cache_dir, bid, n, &o->bytes);
+		o->head_only = o->t != NULL;
+		o->cache_dir = cache_dir;
+	} else {
+		o->t = cache_read(cache_dir, bid, n, 1, &o->bytes);
+	}
 	if (o->t) {
 		o->cached = 1;
 		return o;

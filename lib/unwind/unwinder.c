@@ -214,7 +214,7 @@ static int uw_find(void *ctx, __u64 ip, const struct nmiprof_uw_table **t,
 	if (!m)
 		return NMIPROF_UW_STOP_UNMAPPED;
 	o = obj_of(u, m);
-	if (!o)
+	if (!o || o->head_only)
 		return NMIPROF_UW_STOP_NO_TABLE;
 	off = ip - m->start + m->pgoff;
 	for (int i = 0; i < o->nr_segs; i++) {

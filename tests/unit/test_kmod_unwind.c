@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lib/backend/kmod_unwind.c: when the kmod backend sends nmiprof.ko a
- * process's mapping set.  The device is a fake (np_kmod_sys) that counts
- * the NMIPROF_IOC_UW_* ioctls; the tables are compiled for real, from
- * this test's own executable.
+ * process's mapping set, and which tables it loads.  The device is a
+ * fake (np_kmod_sys) that counts the NMIPROF_IOC_UW_* ioctls and keeps
+ * the loaded tables' headers as the module keeps its tables; the tables
+ * are compiled for real, from this test's own executable.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -15,19 +17,57 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "check.h"
+#include "np_crc32c.h"
 #include "np_kmod_unwind.h"
 
 static int nr_loads, nr_sets, nr_refused, nr_drops;
 static uint32_t set_pid, set_nr;
 static uint64_t fake_evicted;	/* the module's evictions, as UW_STATS says */
 
+/* The module's ABI minor, and what it holds: tables outlive readers. */
+static unsigned int fake_minor = NMIPROF_ABI_MINOR;
+static int nr_probes, nr_probe_hits, fake_nr_tables;
+static struct {
+	struct nmiprof_uw_table h;
+	uint32_t len, id;
+} fake_tables[64];
+
+/* UW_LOAD as kmod/unwind_user.c and unwind_table.c answer it. */
+static int fake_load(struct nmiprof_uw_load *ld)
+{
+	const struct nmiprof_uw_table *h = (const void *)(uintptr_t)ld->table;
+
+	if (!(ld->flags & NMIPROF_UW_LOAD_PROBE)) {
+		if (fake_nr_tables < 64) {
+			fake_tables[fake_nr_tables].h = *h;
+			fake_tables[fake_nr_tables].len = ld->len;
+			fake_tables[fake_nr_tables++].id = nr_loads + 1;
+		}
+		ld->id = ++nr_loads;
+		return 0;
+	}
+	nr_probes++;
+	if (fake_minor < 8) {		/* __reserved was not zero */
+		errno = EINVAL;
+		return -1;
+	}
+	for (int i = 0; i < fake_nr_tables && h->build_id_size && h->crc; i++) {
+		if (fake_tables[i].len == ld->len &&
+		    !memcmp(&fake_tables[i].h, h, sizeof(*h))) {
+			nr_probe_hits++;
+			ld->id = fake_tables[i].id;
+			return 0;
+		}
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 static int fake_ioctl(int fd, unsigned long req, void *arg)
 {
 	(void)fd;
-	if (req == NMIPROF_IOC_UW_LOAD) {
-		((struct nmiprof_uw_load *)arg)->id = ++nr_loads;
-		return 0;
-	}
+	if (req == NMIPROF_IOC_UW_LOAD)
+		return fake_load(arg);
 	if (req == NMIPROF_IOC_UW_SET_MAPS) {
 		const struct nmiprof_uw_maps *m = arg;
 		const struct nmiprof_uw_map *v = (const void *)(uintptr_t)m->maps;
@@ -100,8 +140,8 @@ static void sample_of(struct np_kmod_unwind *k, uint32_t pid, uint64_t ip)
 	sample_cut(k, pid, ip, NMIPROF_UW_STOP_END);
 }
 
-/* An unwinder over the fake device, its cache in dir (a mkdtemp template). */
-static struct np_kmod_unwind *unwind_new(char *dir)
+/* A reader over the fake device, its cache in dir. */
+static struct np_kmod_unwind *unwind_open(const char *dir)
 {
 	struct np_kmod_unwind *k;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -109,10 +149,17 @@ static struct np_kmod_unwind *unwind_new(char *dir)
 
 	CHECK(n > 0);
 	exe[n > 0 ? n : 0] = '\0';
-	CHECK(mkdtemp(dir) != NULL);
-	k = np_kmod_unwind_new(3, &fake, dir, 1, err, sizeof(err));
+	k = np_kmod_unwind_new(3, &fake, fake_minor, dir, 1, err, sizeof(err));
 	CHECK(k != NULL, "%s", err);
 	return k;
+}
+
+/* The same in a new cache dir (a mkdtemp template), module emptied. */
+static struct np_kmod_unwind *unwind_new(char *dir)
+{
+	fake_nr_tables = 0;
+	CHECK(mkdtemp(dir) != NULL);
+	return unwind_open(dir);
 }
 
 static void unwind_free(struct np_kmod_unwind *k, const char *dir)
@@ -291,6 +338,7 @@ static void test_evicted_set_resent(void)
 	CHECK(nr_sets == 1, "%d sets: resent with nothing evicted", nr_sets);
 	loads = nr_loads;
 	fake_evicted = 3;
+	fake_nr_tables = 0;
 	np_kmod_unwind_flush(k);
 	sample_of(k, pid, 0x401000);
 	CHECK(nr_sets == 1, "%d sets: resent for a whole walk", nr_sets);
@@ -304,12 +352,139 @@ static void test_evicted_set_resent(void)
 	unwind_free(k, dir);
 }
 
+/* Rewrite dir's one cache file with other rows, and their crc. */
+static void cache_file_replace(const char *dir)
+{
+	struct nmiprof_uw_table *t;
+	char path[4096] = "";
+	struct dirent *de;
+	size_t n = 0;
+	void *buf = NULL;
+	DIR *d = opendir(dir);
+	FILE *f;
+
+	while (d && (de = readdir(d)))
+		if (strstr(de->d_name, ".uw"))
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+	if (d)
+		closedir(d);
+	f = fopen(path, "r+");
+	CHECK(f && (buf = malloc(1 << 24)) &&
+	      (n = fread(buf, 1, 1 << 24, f)) > sizeof(*t) + 8,
+	      "cache file %s", path);
+	if (!f || n <= sizeof(*t) + 8) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return;
+	}
+	t = buf;
+	((struct nmiprof_uw_row *)(t + 1))[0].cfa_off += 8;
+	t->crc = np_crc32c(0, t + 1, n - sizeof(*t));
+	rewind(f);
+	CHECK(fwrite(buf, 1, n, f) == n);
+	fclose(f);
+	free(buf);
+}
+
+/*
+ * A second reader of the same program (the module kept the first one's
+ * tables, ABI 1.8) probes with each table's header and loads none; a
+ * cache file rewritten with other rows (a new crc) matches nothing and
+ * is loaded.
+ */
+static void test_second_reader_probes(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
+	struct np_kmod_unwind *k = unwind_new(dir);
+	uint32_t pid = getpid();
+	int loads, probes;
+
+	if (!k)
+		return;
+	nr_loads = nr_probes = nr_probe_hits = nr_sets = 0;
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	loads = nr_loads;
+	CHECK(nr_sets == 1 && loads >= 1 && nr_probe_hits == 0,
+	      "first reader: %d sets, %d loads, %d probes hit", nr_sets, loads,
+	      nr_probe_hits);
+	np_kmod_unwind_free(k);
+
+	k = unwind_open(dir);
+	probes = nr_probes;
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	CHECK(nr_sets == 2 && nr_loads == loads && nr_probe_hits == loads,
+	      "second reader: %d sets, %d loads (first %d), %d probes hit",
+	      nr_sets, nr_loads, loads, nr_probe_hits);
+	CHECK(nr_probes > probes, "second reader did not probe");
+	np_kmod_unwind_free(k);
+
+	cache_file_replace(dir);
+	k = unwind_open(dir);
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	CHECK(nr_sets == 3 && nr_loads == loads + 1 && nr_probe_hits == loads,
+	      "replaced file: %d sets, %d loads (want %d), %d probes hit",
+	      nr_sets, nr_loads, loads + 1, nr_probe_hits);
+	unwind_free(k, dir);
+}
+
+/*
+ * An older module: of minor 7 nothing is probed and every reader loads
+ * its tables; one that refuses the flag (EINVAL) is probed once.
+ */
+static void test_older_module_loads(void)
+{
+	char dir[] = "/tmp/np_kmod_unwind.XXXXXX";
+	struct np_kmod_unwind *k;
+	uint32_t pid = getpid();
+	char err[256];
+	int loads;
+
+	fake_minor = 7;
+	k = unwind_new(dir);
+	if (!k)
+		goto out;
+	nr_loads = nr_probes = nr_probe_hits = 0;
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	loads = nr_loads;
+	np_kmod_unwind_free(k);
+	k = unwind_open(dir);
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	CHECK(nr_probes == 0 && loads >= 1 && nr_loads == 2 * loads,
+	      "minor 7: %d probes, %d loads, want 2 x %d", nr_probes, nr_loads,
+	      loads);
+	np_kmod_unwind_free(k);
+
+	/* says minor 8 but refuses the flag */
+	k = np_kmod_unwind_new(3, &fake, 8, dir, 1, err, sizeof(err));
+	CHECK(k != NULL, "%s", err);
+	if (!k)
+		goto out;
+	exec_of(k, pid, 0x400000);
+	sample_of(k, pid, 0x401000);
+	exec_of(k, pid, 0x500000);
+	sample_of(k, pid, 0x501000);
+	CHECK(nr_probes == 1 && nr_loads == 3 * loads,
+	      "probe refused: %d probes (want 1), %d loads (want %d)",
+	      nr_probes, nr_loads, 3 * loads);
+	unwind_free(k, dir);
+out:
+	fake_minor = NMIPROF_ABI_MINOR;
+}
+
 static const struct np_test_case cases[] = {
 	NP_CASE(test_set_sent_at_first_sample),
 	NP_CASE(test_set_from_proc_maps),
 	NP_CASE(test_exit_forgets),
 	NP_CASE(test_leader_exit_keeps_set),
 	NP_CASE(test_evicted_set_resent),
+	NP_CASE(test_second_reader_probes),
+	NP_CASE(test_older_module_loads),
 	{ 0 }
 };
 

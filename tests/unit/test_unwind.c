@@ -443,15 +443,33 @@ static void test_compile_and_cache(void)
 			   err, sizeof(err));
 	CHECK(o && o->cached && o->bytes == len && o->nr_segs >= 1);
 	np_uw_obj_free(o);
-	/* for the module (which validates): taken on its crc32c alone */
+	/*
+	 * For the module (which validates): the header first, the rows
+	 * when asked, taken on their crc32c alone.
+	 */
 	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
 			   err, sizeof(err));
-	CHECK(o && o->cached && o->bytes == len && !memcmp(o->t, t, len));
+	CHECK(o && o->cached && o->head_only && o->bytes == len &&
+	      !memcmp(o->t, t, sizeof(*t)));
+	CHECK(o && np_uw_obj_rows(o) == 0 && !o->head_only && o->bytes == len &&
+	      !memcmp(o->t, t, len));
 	np_uw_obj_free(o);
+	/* a flipped bit in the rows: refused, and the file removed */
 	flip_bit(path, len - 3);
 	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
 			   err, sizeof(err));
-	CHECK(!o && deferred, "a flipped bit not refused without validation");
+	CHECK(o && o->head_only && np_uw_obj_rows(o) < 0 && o->head_only,
+	      "a flipped bit not refused without validation");
+	CHECK(access(path, F_OK) < 0, "a bad cache file left");
+	np_uw_obj_free(o);
+	/* a header that says other rows than the file holds: refused */
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_COMPILE, &deferred,
+			   err, sizeof(err));
+	np_uw_obj_free(o);
+	CHECK(truncate(path, len - sizeof(struct nmiprof_uw_row)) == 0);
+	o = np_uw_obj_load(fd, LIBC, dir, NULL, NP_UW_LOAD_KERNEL, &deferred,
+			   err, sizeof(err));
+	CHECK(!o && deferred, "a truncated file's header taken");
 	unlink(path);
 	o = np_uw_obj_load(fd, LIBC, dir, NULL, 0, &deferred, err, sizeof(err));
 	CHECK(!o && deferred);		/* not cached, and no compiling allowed */
