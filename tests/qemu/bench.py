@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import logcheck  # noqa: E402
-from qmp import QMP, QMPError, NMIInjector  # noqa: E402
+from qmp import QMP, QMPError, NMIInjector, ExitWatch  # noqa: E402
 
 KERNELS_SH = os.path.join(SRCDIR, "scripts", "kernels.sh")
 INIT_MARK = "@@NMIPROF-BENCH-INIT@@"
@@ -326,9 +326,10 @@ def build_initramfs(scn, kver, build_dir, out_path):
 # ---------------------------------------------------------------- QEMU
 
 def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results,
-             qmp_sock=None, ctl_sock=None, icount=None):
+             qmp_sock=None, ctl_sock=None, icount=None, events_sock=None, log=None):
     """ttyS0 console, ttyS1 results (guest to host), ttyS2 control (host to
-    guest: the end of an NMI injection).  icount=SHIFT: see below."""
+    guest: the end of an NMI injection).  icount=SHIFT: see below.
+    events_sock: a second QMP monitor, for ExitWatch; log: QEMU's -d log."""
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
            "-no-reboot", "-m", "%dM" % mem, "-smp", str(smp),
            "-kernel", vmlinuz, "-initrd", initrd, "-append", append,
@@ -338,6 +339,12 @@ def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results,
                 "-serial", "chardev:ctl"]
     if qmp_sock:
         cmd += ["-qmp", "unix:%s,server=on,wait=off" % qmp_sock]
+    if events_sock:
+        cmd += ["-qmp", "unix:%s,server=on,wait=off" % events_sock]
+    if log:
+        # A triple fault logs "Triple fault" (cpu_reset); with -no-reboot
+        # it, or any guest reset, ends QEMU as quietly as a power-off.
+        cmd += ["-d", "cpu_reset,guest_errors", "-D", log]
     if accel == "kvm":
         cmd += ["-accel", "kvm"]
     elif icount is not None:
@@ -507,9 +514,12 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     qmpdir = tempfile.mkdtemp(prefix="nmiprof-qmp-")  # sun_path is short
     qmp_sock = os.path.join(qmpdir, "qmp.sock")
     ctl_sock = os.path.join(qmpdir, "ctl.sock")
+    events_sock = os.path.join(qmpdir, "events.sock")
+    qemu_log = os.path.join(rundir, "qemu.log")
     append = " ".join(["console=ttyS0", "panic=-1"] + scn.cmdline)
     cmd = qemu_cmd(vmlinuz, initrd, accel, scn.smp, scn.mem, append,
-                   console, results_raw, qmp_sock, ctl_sock, scn.icount)
+                   console, results_raw, qmp_sock, ctl_sock, scn.icount,
+                   events_sock, qemu_log)
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
 
@@ -517,6 +527,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         scn.name, kver, accel, why, scn.smp, size / 2**20, t_initrd), flush=True)
     load_start = open("/proc/loadavg").read().split()[:3]
     g = Guest(cmd, console)
+    watch = ExitWatch(events_sock, g.start)
+    watch.start()
     t_init = t_done = None
     injector = None
     nmi_sent = 0  # by the injectors before the current one
@@ -577,10 +589,12 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
             injector.join()
         if ctl:
             ctl.close()
+        watch.join(2)
         shutil.rmtree(qmpdir, ignore_errors=True)
     g.poll_console()
     t_total = time.monotonic() - g.start
     qemu_out = g.qemu_output()
+    ended = how_it_ended(g, watch, qemu_log)
 
     problems, notes = [], []
     resdir = os.path.join(rundir, "results")
@@ -596,7 +610,8 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         problems.append("qemu exited with %d: %s" % (g.proc.returncode, qemu_out.strip()[-300:]))
     if not have_results:
         if not (timed_out or boot_hung):
-            problems.append("guest sent no results (panicked or died before the end)")
+            problems.append("guest sent no results (panicked or died before the "
+                            "end): %s" % ended["why"])
     tainted = None
     status = None
     texts = [g.text]
@@ -633,7 +648,7 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
         "tainted": tainted, "taint_flags": "".join(
             l for _, l, _ in logcheck.decode_taint(tainted or 0)),
         "notes": notes, "problems": problems, "rundir": rundir,
-        "boot_hung": boot_hung,
+        "boot_hung": boot_hung, "qemu_exit": ended,
     }
     # An injection the expected panic cut short is no failure.
     if injector and injector.error and not (scn.panic and scn.panic_re.search(g.text)):
@@ -675,6 +690,40 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     print("bench: %s on %s: %s (details: %s)" % (scn.name, kver, "PASS" if ok else "FAIL",
                                                 rundir), flush=True)
     return ok, summary
+
+
+def how_it_ended(g, watch, log):
+    """QEMU's exit status, its SHUTDOWN event's reason, the triple faults
+    in its -d log, and the console's last lines: what a "no results"
+    failure needs to be explained after the run's guest is gone."""
+    try:
+        text = open(log, errors="replace").read()
+    except OSError:
+        text = ""
+    reason = watch.shutdown_reason()
+    triple = text.count("Triple fault")
+    ended = {
+        "status": g.proc.returncode, "shutdown_reason": reason,
+        "events": [[t, n] + ([d["reason"]] if "reason" in d else [])
+                   for t, n, d in watch.events],
+        "watch_error": watch.error, "triple_faults": triple,
+        # The rest of the log is -d cpu_reset's register dumps.
+        "guest_errors": [l for l in text.splitlines()
+                         if l and not re.match(r"CPU Reset|[A-Z0-9]+ *=", l)][-20:],
+        "console_tail": g.text.splitlines()[-15:],
+    }
+    if triple:
+        why = "QEMU saw %d triple fault(s) (%s), -no-reboot made it exit" % (
+            triple, os.path.basename(log))
+    elif reason == "guest-reset":
+        why = "the guest reset itself (SHUTDOWN guest-reset), -no-reboot made QEMU exit"
+    elif reason:
+        why = "QEMU's SHUTDOWN reason: %s, exit status %s" % (reason, g.proc.returncode)
+    else:
+        why = "QEMU exited with status %s, no SHUTDOWN event (%s)" % (
+            g.proc.returncode, watch.error or "none seen")
+    ended["why"] = why
+    return ended
 
 
 def check_panic(scn, console, problems):

@@ -119,6 +119,42 @@ class NMIInjector(threading.Thread):
             q.close()
 
 
+class ExitWatch(threading.Thread):
+    """Listens on a QMP monitor of its own for the events that say how the
+    guest ended: SHUTDOWN's reason tells a power-off ("guest-shutdown")
+    from a reset ("guest-reset", a triple fault included, which
+    -no-reboot turns into an exit) and from the bench's own quit.
+    `events` holds (seconds since start, name, data)."""
+
+    def __init__(self, path, start):
+        super().__init__(daemon=True)
+        self.path, self.t0 = path, start
+        self.events = []
+        self.error = None
+
+    def run(self):
+        q = QMP(self.path)
+        try:
+            q.connect()
+            q.sock.settimeout(None)
+            while True:
+                msg = q._read()
+                if "event" in msg:
+                    self.events.append((round(time.monotonic() - self.t0, 3),
+                                        msg["event"], msg.get("data", {})))
+        except (QMPError, OSError, ValueError) as e:
+            if not self.events:
+                self.error = str(e)
+        finally:
+            q.close()
+
+    def shutdown_reason(self):
+        for _, name, data in self.events:
+            if name == "SHUTDOWN":
+                return data.get("reason", "?")
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
