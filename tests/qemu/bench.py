@@ -340,7 +340,9 @@ def qemu_cmd(vmlinuz, initrd, accel, smp, mem, append, console, results,
     if qmp_sock:
         cmd += ["-qmp", "unix:%s,server=on,wait=off" % qmp_sock]
     if events_sock:
-        cmd += ["-qmp", "unix:%s,server=on,wait=off" % events_sock]
+        # ExitWatch reads the registers of a guest that reset itself, then quits.
+        cmd += ["-qmp", "unix:%s,server=on,wait=off" % events_sock,
+                "-action", "shutdown=pause"]
     if log:
         # A triple fault logs "Triple fault" (cpu_reset); with -no-reboot
         # it, or any guest reset, ends QEMU as quietly as a power-off.
@@ -528,7 +530,11 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
     load_start = open("/proc/loadavg").read().split()[:3]
     g = Guest(cmd, console)
     watch = ExitWatch(events_sock, g.start)
-    watch.start()
+    if watch.connect():
+        watch.start()
+    else:
+        print("bench: no QMP event monitor (%s): stopping QEMU" % watch.error)
+        g.kill()
     t_init = t_done = None
     injector = None
     nmi_sent = 0  # by the injectors before the current one
@@ -568,6 +574,10 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
                 t_done = now
             if t_init is None and now > BOOT_LIMIT_S:
                 boot_hung = True
+            age = watch.shutdown_age(now)
+            if age is not None and age > 10:
+                g.kill()  # paused, and the watch did not quit it
+                break
             if now > scn.timeout or boot_hung:
                 timed_out = not boot_hung
                 try:  # a clean quit flushes the serial files
@@ -589,12 +599,16 @@ def run_one(scn, kver, build_dir, keep=False, verbose=False):
             injector.join()
         if ctl:
             ctl.close()
-        watch.join(2)
+        if watch.is_alive():
+            watch.join(5)
         shutil.rmtree(qmpdir, ignore_errors=True)
     g.poll_console()
     t_total = time.monotonic() - g.start
     qemu_out = g.qemu_output()
     ended = how_it_ended(g, watch, qemu_log)
+    if watch.registers:
+        with open(os.path.join(rundir, "qemu-registers.txt"), "w") as f:
+            f.write(watch.registers)
 
     problems, notes = [], []
     resdir = os.path.join(rundir, "results")
@@ -713,15 +727,17 @@ def how_it_ended(g, watch, log):
         "console_tail": g.text.splitlines()[-15:],
     }
     if triple:
-        why = "QEMU saw %d triple fault(s) (%s), -no-reboot made it exit" % (
+        why = "QEMU saw %d triple fault(s) (%s), -no-reboot made it stop" % (
             triple, os.path.basename(log))
     elif reason == "guest-reset":
-        why = "the guest reset itself (SHUTDOWN guest-reset), -no-reboot made QEMU exit"
+        why = "the guest reset itself (SHUTDOWN guest-reset), -no-reboot made QEMU stop"
     elif reason:
         why = "QEMU's SHUTDOWN reason: %s, exit status %s" % (reason, g.proc.returncode)
     else:
         why = "QEMU exited with status %s, no SHUTDOWN event (%s)" % (
             g.proc.returncode, watch.error or "none seen")
+    if watch.registers:
+        why += "; the vCPUs' registers then: qemu-registers.txt"
     ended["why"] = why
     return ended
 

@@ -122,28 +122,50 @@ class NMIInjector(threading.Thread):
 class ExitWatch(threading.Thread):
     """Listens on a QMP monitor of its own for the events that say how the
     guest ended: SHUTDOWN's reason tells a power-off ("guest-shutdown")
-    from a reset ("guest-reset", a triple fault included, which
-    -no-reboot turns into an exit) and from the bench's own quit.
-    `events` holds (seconds since start, name, data)."""
+    from a reset ("guest-reset": a triple fault, an emergency restart,
+    which -no-reboot makes a shutdown) and from the bench's own quit.
+    QEMU runs with -action shutdown=pause, so a guest that reset itself
+    is stopped with its vCPUs' state intact: `registers` keeps "info
+    registers -a" of that moment.  Then, or at once after any other
+    shutdown, the watch quits QEMU.  `events`: (seconds since start,
+    name, data)."""
 
     def __init__(self, path, start):
         super().__init__(daemon=True)
         self.path, self.t0 = path, start
         self.events = []
+        self.registers = None
         self.error = None
+        self.q = None
+
+    def connect(self, timeout=10.0):
+        """Before the guest can shut down: without the watch, a paused
+        QEMU would wait for the bench's timeout."""
+        try:
+            self.q = QMP(self.path).connect(timeout)
+            self.q.sock.settimeout(None)
+        except (QMPError, OSError) as e:
+            self.error = str(e)
+        return self.q is not None
 
     def run(self):
-        q = QMP(self.path)
+        q = self.q
         try:
-            q.connect()
-            q.sock.settimeout(None)
             while True:
                 msg = q._read()
-                if "event" in msg:
-                    self.events.append((round(time.monotonic() - self.t0, 3),
-                                        msg["event"], msg.get("data", {})))
+                if "event" not in msg:
+                    continue
+                data = msg.get("data", {})
+                self.events.append((round(time.monotonic() - self.t0, 3),
+                                    msg["event"], data))
+                if msg["event"] != "SHUTDOWN":
+                    continue
+                if data.get("reason") == "guest-reset":
+                    self.registers = q.command("human-monitor-command", **{
+                        "command-line": "info registers -a"})
+                q.command("quit")
         except (QMPError, OSError, ValueError) as e:
-            if not self.events:
+            if not self.events:  # else QEMU's exit closed the connection
                 self.error = str(e)
         finally:
             q.close()
@@ -152,6 +174,13 @@ class ExitWatch(threading.Thread):
         for _, name, data in self.events:
             if name == "SHUTDOWN":
                 return data.get("reason", "?")
+        return None
+
+    def shutdown_age(self, now):
+        """Seconds since the first SHUTDOWN event, None before it."""
+        for t, name, _ in self.events:
+            if name == "SHUTDOWN":
+                return now - t
         return None
 
 
