@@ -10,6 +10,10 @@
 # CPU's printk can do the same; the check allows that.
 # @smp 4
 # @timeout 100
+# CPU 2 must pulse while CPU 3 spins.  Under TCG the clocksource watchdog
+# may mark the TSC unstable then, and the switch's stop_machine() holds
+# CPUs 0-2 until CPU 3 joins (CI, 6.12: 16 pulses, then a silent exit).
+# @cmdline tsc=reliable
 # @modules nmiprof_lockup
 # @files tests/qemu/modules/lockup/lockup_lib.sh:/bench/lockup_lib.sh
 # @allow nmiprof: hard LOCKUP on CPU [0-3],
