@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * nmiprof lockups: the hard-lockup reports nmiprofd stored (lockstore.h):
- * a list, or one report in full (registers and symbolized stack).
+ * a list, or one report in full (registers and symbolized stack); or,
+ * with --cluster, those the fleet's daemons sent to ClickHouse.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,24 +12,36 @@
 
 #include "cli.h"
 #include "lockstore.h"
+#include "np_fleet.h"
 
 void usage_lockups(FILE *out)
 {
 	fprintf(out,
-		"Usage: nmiprof lockups [--store DIR] [list]\n"
-		"       nmiprof lockups [--store DIR] show ID\n\n"
+		"Usage: nmiprof lockups [--store DIR | --cluster URL [FILTERS]] [list]\n"
+		"       nmiprof lockups [--store DIR | --cluster URL [FILTERS]] show ID\n\n"
 		"List the hard lockups nmiprofd recorded (oldest first), or show one:\n"
 		"the stuck CPU's task, registers and kernel stack.  EP numbers the\n"
 		"episodes: lockups whose stuck times overlap (several CPUs stuck at\n"
-		"once) share one.\n\n"
+		"once) share one.  With --cluster, the lockups every host sent, with\n"
+		"its name and without registers or episodes.\n\n"
 		"      --store DIR        the daemon's store (default %s)\n"
+		"      --cluster URL      the fleet's lockups in ClickHouse (docs/fleet.md)\n"
+		"FILTERS (with --cluster):\n"
+		"      --host GLOB        only hosts matching GLOB (repeatable)\n"
+		"      --label K=V        only hosts whose slices have it (repeatable)\n"
+		"      --since T, --until T  only lockups reported in [T, T]\n"
+		"      --password-file FILE  the server's password (mode 600)\n"
 		"  -h, --help             this text\n", NP_STORE_DEFAULT_DIR);
 }
 
-enum { OPT_LSTORE = 256 };
-
 static const struct option lockups_opts[] = {
-	{ "store", required_argument, NULL, OPT_LSTORE },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "password-file", required_argument, NULL, OPT_PWFILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -134,21 +147,156 @@ static void show(const struct np_lockup_rec *r)
 		printf("  (no stack was captured)\n");
 }
 
+/* ---- --cluster ------------------------------------------------------- */
+
+static void fleet_flags_str(int64_t flags, char *buf, size_t len)
+{
+	/* sent by a daemon (or to a schema) without lockups.flags */
+	if (flags < 0)
+		snprintf(buf, len, "?");
+	else
+		flags_str((uint32_t)flags, buf, len);
+}
+
+static void fleet_stuck_str(const struct np_fleet_lockup *l, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%.2fs",
+		 l->flags >= 0 && (l->flags & NMIPROF_LF_AT_LEAST) ? ">=" : "",
+		 (double)l->stuck_ns / 1e9);
+}
+
+static int fleet_list_one(const struct np_fleet_lockup *l, void *arg)
+{
+	unsigned int *n = arg;
+	char when[32], fl[32], stuck[32];
+
+	if (!(*n)++)
+		printf("%-16s  %-28s  %-19s  %4s  %8s  %-16s  %9s  %s\n", "HOST", "ID",
+		       "TIME", "CPU", "PID", "COMM", "STUCK", "FLAGS");
+	cli_format_time(l->time_s * 1000000000ull, when, sizeof(when));
+	fleet_flags_str(l->flags, fl, sizeof(fl));
+	fleet_stuck_str(l, stuck, sizeof(stuck));
+	printf("%-16s  %-28s  %-19s  %4u  %8u  %-16s  %9s  %s\n", l->host, l->id,
+	       when, l->cpu, l->pid, l->comm, stuck, fl);
+	return 0;
+}
+
+/* show: the first match printed to text, the others only counted. */
+struct fleet_show {
+	unsigned int n;
+	char *text, hosts[256];
+	size_t len;
+};
+
+static int fleet_show_one(const struct np_fleet_lockup *l, void *arg)
+{
+	struct fleet_show *c = arg;
+	char when[32], fl[32], stuck[32];
+	FILE *f;
+
+	snprintf(c->hosts + strlen(c->hosts), sizeof(c->hosts) - strlen(c->hosts),
+		 "%s%s", c->n ? ", " : "", l->host);
+	if (c->n++)
+		return 0;
+	f = open_memstream(&c->text, &c->len);
+	if (!f)
+		return -ENOMEM;
+	cli_format_time(l->time_s * 1000000000ull, when, sizeof(when));
+	fleet_flags_str(l->flags, fl, sizeof(fl));
+	fleet_stuck_str(l, stuck, sizeof(stuck));
+	fprintf(f, "lockup %s\n  host:  %s\n  time:  %s\n  cpu:   %u\n"
+		"  task:  %s pid %u tid %u\n  stuck: %s\n  flags: %s\n\n"
+		"registers: in %s's own store only\n\nkernel stack (innermost first):\n",
+		l->id, l->host, when, l->cpu, l->comm, l->pid, l->tid, stuck, fl,
+		l->host);
+	for (unsigned int i = 0; i < l->nr_frames; i++) {
+		const struct np_sym *s = &l->frames[i];
+
+		if (s->name)
+			fprintf(f, "  #%-3u %s+0x%" PRIx64 " %s\n", i, s->name,
+				s->offset, s->dso);
+		else if (strcmp(s->dso, "[unknown]"))
+			fprintf(f, "  #%-3u [unknown] %s+0x%" PRIx64 "\n", i, s->dso,
+				s->offset);
+		else
+			fprintf(f, "  #%-3u [unknown]\n", i);
+	}
+	if (!l->nr_frames)
+		fprintf(f, "  (no stack was captured)\n");
+	return fclose(f) ? -ENOMEM : 0;
+}
+
+static int fleet_lockups(const struct cli_source *src, const char *id)
+{
+	struct np_fleet_filter ff;
+	struct fleet_show show = { 0 };
+	unsigned int n = 0;
+	struct np_ch *c;
+	char err[600];
+	int ret = EXIT_OK;
+
+	c = cli_cluster_open("lockups", src, &ret);
+	if (!c)
+		return ret;
+	np_fleet_filter_init(&ff);
+	ff.since_ns = src->since_ns;
+	ff.until_ns = src->until_ns;
+	for (unsigned int i = 0; i < src->nr_hosts && i < NP_FLEET_MAX_MATCH; i++)
+		ff.hosts[ff.nr_hosts++] = src->hosts[i];
+	for (unsigned int i = 0; i < src->nr_labels && i < NP_FLEET_MAX_MATCH; i++)
+		ff.labels[ff.nr_labels++] = src->labels[i];
+	if (np_fleet_query_lockups(c, &ff, id, id ? fleet_show_one : fleet_list_one,
+				   id ? (void *)&show : (void *)&n, err, sizeof(err))) {
+		cli_error("lockups", "%s", err[0] ? err : "out of memory");
+		ret = strcmp(err, "out of memory") && err[0] ? EXIT_BAD_INPUT :
+							       EXIT_FAILURE_RT;
+	} else if (!id) {
+		if (!n)
+			printf("no lockups on %s (database %s)\n", np_ch_url(c),
+			       np_ch_database(c));
+	} else if (!show.n) {
+		cli_error("lockups", "lockup %s: not on %s (database %s)", id,
+			  np_ch_url(c), np_ch_database(c));
+		ret = EXIT_BAD_INPUT;
+	} else if (show.n > 1) {
+		cli_error("lockups", "lockup %s: on %u hosts (%s): pick one with --host",
+			  id, show.n, show.hosts);
+		ret = EXIT_USAGE;
+	} else {
+		fputs(show.text, stdout);
+	}
+	free(show.text);
+	np_ch_close(c);
+	return ret;
+}
+
 int cmd_lockups(int argc, char **argv)
 {
-	const char *store = NP_STORE_DEFAULT_DIR, *verb = "list";
+	const char *verb = "list";
+	struct cli_source src = { .pid = -1, .store = NP_STORE_DEFAULT_DIR };
+	struct topview_filter unused;
 	struct list_ctx c = { 0 };
 	struct np_lockup_rec *r = NULL;
+	const char *store;
 	char err[512] = "";
 	struct stat sb;
-	int opt, ret, nargs;
+	int opt, ret, nargs, filters = 0, stores = 0;
 
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", lockups_opts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_LSTORE:
-			store = optarg;
+		case OPT_STORE:
+		case OPT_CLUSTER:
+		case OPT_HOST:
+		case OPT_LABEL:
+		case OPT_SINCE:
+		case OPT_UNTIL:
+		case OPT_PWFILE:
+			stores += opt == OPT_STORE;
+			filters += opt != OPT_STORE && opt != OPT_CLUSTER;
+			if (cli_source_option("lockups", opt, optarg, &src, &unused))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage_lockups(stdout);
@@ -157,6 +305,11 @@ int cmd_lockups(int argc, char **argv)
 			return cli_option_error("lockups", opt, argv);
 		}
 	}
+	if (src.cluster && stores)
+		return cli_usage_error("lockups", "--cluster excludes --store");
+	if (filters && !src.cluster)
+		return cli_usage_error("lockups", "--host, --label, --since, --until and "
+				       "--password-file need --cluster");
 	if (optind < argc)
 		verb = argv[optind++];
 	if (strcmp(verb, "list") && strcmp(verb, "show"))
@@ -168,8 +321,11 @@ int cmd_lockups(int argc, char **argv)
 	if (optind + nargs < argc)
 		return cli_usage_error("lockups", "unexpected argument '%s'",
 				       argv[optind + nargs]);
+	if (src.cluster)
+		return fleet_lockups(&src, nargs ? argv[optind] : NULL);
 	/* A store that is not there is an error, not "no lockups": a
 	 * watchdog must not look healthy because the path was wrong. */
+	store = src.store;
 	if (stat(store, &sb) || !S_ISDIR(sb.st_mode)) {
 		int e = errno;
 

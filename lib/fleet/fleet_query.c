@@ -1129,3 +1129,114 @@ static int symbol_where(struct np_ch *c, struct np_buf *b, const char *symbol,
 	np_ch_buf_str(b, "))");
 	return 0;
 }
+
+/* ---- lockups ----------------------------------------------------------- */
+
+/*
+ * A row of lockups may be there twice until its parts merge (a daemon
+ * that crashed before its cursor sent it again): one per (host, id).
+ */
+static void lockups_sql(struct np_buf *b, const char *db,
+			const struct np_fleet_filter *f, const char *id,
+			int flags)
+{
+	np_ch_buf_printf(b, "SELECT host, id, toUnixTimestamp(any(time)) AS t,"
+			 " any(cpu), any(pid), any(tid), any(comm), any(stuck_ns), %s"
+			 " FROM %s.lockups WHERE 1",
+			 flags ? "ifNull(toString(any(flags)), '')" : "''", db);
+	if (f->since_ns)
+		np_ch_buf_printf(b, " AND time >= %" PRIu64, f->since_ns / NS_PER_SEC);
+	if (f->until_ns)
+		np_ch_buf_printf(b, " AND time <= %" PRIu64, f->until_ns / NS_PER_SEC);
+	host_where(b, f);
+	/* Lockups carry no labels: the hosts whose slices have them. */
+	if (f->nr_labels) {
+		np_ch_buf_printf(b, " AND host GLOBAL IN (SELECT DISTINCT host FROM %s.slices",
+				 db);
+		slice_where(b, f);
+		np_ch_buf_str(b, ")");
+	}
+	if (id) {
+		np_ch_buf_str(b, " AND id = ");
+		np_ch_buf_sql_str(b, id);
+	}
+	np_ch_buf_str(b, " GROUP BY host, id ORDER BY t, host, id FORMAT TabSeparated");
+}
+
+/* One lockup's frames, innermost first, into l (strings in out). */
+static int lockup_frames(struct np_ch *c, struct np_fleet_lockup *l,
+			 struct np_buf *out, struct np_sym **frames,
+			 char *err, size_t errlen)
+{
+	struct np_buf sql = { 0 };
+	size_t n = 0, cap = 0;
+	char *cur, *fld[4];
+	int ret;
+
+	/* ARRAY JOIN keeps each array's order. */
+	np_ch_buf_printf(&sql, "SELECT k, d, fn, o FROM (SELECT any(kernel) AS ka,"
+			 " any(dsos) AS da, any(funcs) AS fa, any(offsets) AS oa"
+			 " FROM %s.lockups WHERE host = ", np_ch_database(c));
+	np_ch_buf_sql_str(&sql, l->host);
+	np_ch_buf_str(&sql, " AND id = ");
+	np_ch_buf_sql_str(&sql, l->id);
+	np_ch_buf_str(&sql, ") ARRAY JOIN ka AS k, da AS d, fa AS fn, oa AS o"
+		      " FORMAT TabSeparated");
+	ret = run(c, &sql, out, err, errlen);
+	for (cur = np_buf_str(out); !ret && next_row(&cur, fld, 4) == 4; n++) {
+		if (NP_GROW(*frames, cap, n + 1)) {
+			snprintf(err, errlen, "out of memory");
+			ret = -1;
+			break;
+		}
+		(*frames)[n] = (struct np_sym){
+			.kernel = fld[0][0] == '1',
+			.dso = fld[1],
+			.name = fld[2][0] ? fld[2] : NULL,
+			.offset = strtoull(fld[3], NULL, 10),
+		};
+	}
+	l->frames = *frames;
+	l->nr_frames = ret ? 0 : (unsigned int)n;
+	np_buf_free(&sql);
+	return ret;
+}
+
+int np_fleet_query_lockups(struct np_ch *c, const struct np_fleet_filter *f,
+			   const char *id, np_fleet_lockup_fn fn, void *arg,
+			   char *err, size_t errlen)
+{
+	struct np_buf sql = { 0 }, out = { 0 }, fout = { 0 };
+	struct np_sym *frames = NULL;
+	int ret, flags = np_fleet_has_column(c, "lockups", "flags", err, errlen);
+	char *cur, *fld[9];
+
+	if (flags < 0)
+		return -1;
+	lockups_sql(&sql, np_ch_database(c), f, id, flags);
+	ret = run(c, &sql, &out, err, errlen);
+	for (cur = np_buf_str(&out); !ret && next_row(&cur, fld, 9) == 9;) {
+		struct np_fleet_lockup l = {
+			.host = fld[0], .id = fld[1],
+			.time_s = strtoull(fld[2], NULL, 10),
+			.cpu = (uint32_t)strtoul(fld[3], NULL, 10),
+			.pid = (uint32_t)strtoul(fld[4], NULL, 10),
+			.tid = (uint32_t)strtoul(fld[5], NULL, 10),
+			.comm = fld[6],
+			.stuck_ns = strtoull(fld[7], NULL, 10),
+			.flags = fld[8][0] ? (int64_t)strtoull(fld[8], NULL, 10) : -1,
+		};
+
+		/* a fresh reply: an empty one leaves an old text in a kept buffer */
+		np_buf_free(&fout);
+		if (id)
+			ret = lockup_frames(c, &l, &fout, &frames, err, errlen);
+		if (!ret)
+			ret = fn(&l, arg);
+	}
+	free(frames);
+	np_buf_free(&sql);
+	np_buf_free(&out);
+	np_buf_free(&fout);
+	return ret;
+}

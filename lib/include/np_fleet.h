@@ -213,4 +213,23 @@ int np_fleet_query_top(struct np_ch *c, const struct np_fleet_filter *f,
 		       const struct np_fleet_top *t, np_fleet_top_fn fn,
 		       void *arg, uint64_t *shown, char *err, size_t errlen);
 
+/*
+ * Hard lockups the hosts sent (one row each): of the filter's hosts
+ * (globs; labels: hosts whose slices carry them) and times, oldest
+ * first; only the one named id if not NULL, and then with its frames.
+ * Registers stay in each host's store.
+ */
+struct np_fleet_lockup {
+	const char *host, *id, *comm;
+	uint64_t time_s, stuck_ns;
+	uint32_t cpu, pid, tid;
+	int64_t flags;			/* NMIPROF_LF_*, -1: sent without */
+	unsigned int nr_frames;		/* with id only */
+	const struct np_sym *frames;	/* innermost first */
+};
+typedef int (*np_fleet_lockup_fn)(const struct np_fleet_lockup *l, void *arg);
+int np_fleet_query_lockups(struct np_ch *c, const struct np_fleet_filter *f,
+			   const char *id, np_fleet_lockup_fn fn, void *arg,
+			   char *err, size_t errlen);
+
 #endif /* NP_FLEET_H */

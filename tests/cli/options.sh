@@ -55,4 +55,9 @@ cmp -s plain.txt got.txt || bad "report --no-children is not -s self"
 "$NMIPROF" export -i - -o - <"$FIX" >got.txt 2>err.txt || bad "export -i - -o -: $(cat err.txt)"
 cmp -s want.txt got.txt || bad "export -i - -o - differs from export -i FILE"
 [ $fail -eq 0 ] && echo "ok   help help, --stdio, --children, --no-children, -i -, -o -"
+"$NMIPROF" lockups --host 'web-*' >out.txt 2>&1
+[ $? -eq 1 ] && grep -q 'need --cluster' out.txt || bad "lockups --host without --cluster: $(cat out.txt)"
+"$NMIPROF" lockups --cluster http://127.0.0.1:1/ --store . >out.txt 2>&1
+[ $? -eq 1 ] && grep -q 'excludes --store' out.txt || bad "lockups --cluster --store: $(cat out.txt)"
+[ $fail -eq 0 ] && echo "ok   lockups: filters need --cluster, --cluster excludes --store"
 [ $fail -eq 0 ]

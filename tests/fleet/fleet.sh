@@ -277,6 +277,38 @@ check_lockups() {	# DB WHAT [WANT_FLAGS]
 		{ diff "$WORK/lk.l.txt" "$WORK/lk.c.txt"; fail "$2: lockups on the server differ"; }
 }
 
+# `nmiprof lockups --cluster` of web-1 against `lockups --store`: the same
+# list (no EP; FLAGS "?" and no lower bound where the server has no
+# flags) and, for each, the
+# same task and kernel stack (no addresses on the server).
+check_lockups_cli() {	# URL WHAT [NOFLAGS]
+	"$NMIPROF" lockups list --store "$WORK/s1" | awk -v q="${3:-}" '
+		NR > 1 { $2 = "web-1"; if (q != "") { $NF = "?"; sub(/^>=/, "", $(NF - 1)) }
+			 print }' | sort >"$WORK/lkl.l.txt"
+	"$NMIPROF" lockups list --cluster "$1" --host 'web-*' --label tier=web |
+		awk 'NR > 1 { h = $1; $1 = $2; $2 = h; print }' | sort >"$WORK/lkl.c.txt"
+	[ "$(wc -l <"$WORK/lkl.l.txt")" = 3 ] && cmp -s "$WORK/lkl.l.txt" "$WORK/lkl.c.txt" ||
+		{ diff "$WORK/lkl.l.txt" "$WORK/lkl.c.txt"; fail "$2: lockups list --cluster differs"; }
+	for id in $(awk '{ print $1 }' "$WORK/lkl.l.txt"); do
+		"$NMIPROF" lockups show --store "$WORK/s1" "$id" | awk '
+			/^  (cpu|task):/ { print } /^  #/ { print $1, $3, $4 }' >"$WORK/lks.l.txt"
+		# unnamed: "[unknown] DSO+0xOFF" there, "ADDRESS [unknown]" here
+		"$NMIPROF" lockups show --cluster "$1" "$id" | awk '
+			/^  (cpu|task):/ { print } /^  #/ { print $1, $2, ($2 == "[unknown]" ? "" : $3) }' \
+			>"$WORK/lks.c.txt"
+		[ -s "$WORK/lks.l.txt" ] && cmp -s "$WORK/lks.l.txt" "$WORK/lks.c.txt" ||
+			{ diff "$WORK/lks.l.txt" "$WORK/lks.c.txt"; fail "$2: lockups show --cluster $id differs"; }
+	done
+	for sel in "--host db-*" "--label tier=db" "--until 2025-12-31"; do
+		# shellcheck disable=SC2086
+		out=$("$NMIPROF" lockups list --cluster "$1" $sel) &&
+			[ "${out#no lockups on }" != "$out" ] || fail "$2: lockups list $sel: $out"
+	done
+	"$NMIPROF" lockups show --cluster "$1" lockup-0-cpu0 >/dev/null 2>&1
+	rc=$?
+	[ $rc = 5 ] || fail "$2: lockups show of an unknown id: exit $rc, not 5"
+}
+
 # ---- 1. two hosts, two shards -----------------------------------------
 mkdir -p "$WORK/s1"
 "$GEN_FIXTURE" "$WORK/fixture.nmp" "$WORK/fixture" && cp -r "$WORK/fixture/lockups" "$WORK/s1/" ||
@@ -292,6 +324,7 @@ stop_daemon 1
 stop_daemon 2
 compare "two hosts"
 check_lockups nmiprof "1: lockups" flags
+check_lockups_cli "$U1" "1: lockups"
 compare_reports "two hosts"
 compare_hosts "two hosts"
 
@@ -641,6 +674,7 @@ check_pprof_bid "$V2" "7: frames without build_id" -
 report_v2 "7: samples without comm_hash"
 n=$(ch_q 1 "SELECT count(DISTINCT id) FROM nmiprof_v2.lockups WHERE host = 'web-1'")
 [ "$n" = 3 ] || fail "7: lockups without flags: $n of 3 on the server"
+check_lockups_cli "$V2" "7: lockups without flags" noflags
 for i in 1 2; do
 	"$NMIPROF" cluster init --name fleet "$V2" "$V2B" >>"$WORK/init.log" 2>&1 ||
 		fail "7: cluster init adding build_id ($i)"
