@@ -251,9 +251,11 @@ int np_fleet_prune(struct np_ch *c, uint64_t before_ns, unsigned int *dropped,
 		if (next)
 			*next++ = 0;
 		tab = strchr(line, '\t');
-		if (!tab || !fleet_ident(line) || strlen(tab + 1) != 10)
+		if (!tab)
 			continue;
 		*tab = 0;
+		if (!fleet_ident(line) || strlen(tab + 1) != 10)
+			continue;
 		snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s DROP PARTITION '%s'",
 			 db, line, tab + 1);
 		ret = fleet_exec(c, sql, err, errlen);

@@ -31,6 +31,7 @@
 #   export --cluster -f pprof: hot's Mapping carries its build-id (1, 7)
 #   lockups (gen_fixture's, in web-1's store) reach the server with their
 #   flags (1); without lockups.flags, before `cluster init` adds it (7)
+#   8. cluster prune drops old days only
 #   `cluster rollup`: per-day rollups, read while they cover a (host,
 #      day) whole, the same results (1); left when slices come (2)
 #
@@ -692,6 +693,17 @@ report_v2 "7: comm_hash added, older and newer parts"
 check_bid nmiprof_v2 "7: after cluster init" any
 check_pprof_bid "$V2" "7: after cluster init" "$HOT_BID"
 pass "7: the second schema, then cluster init adds build_id, comm_hash and flags on both shards"
+
+# ---- 8. retention: cluster prune drops old days only ------------------
+# The day of gen_fixture's lockups (2026-01-01) goes, today's samples stay.
+tot() { ch_q 1 "SELECT sum(count) FROM nmiprof.samples"; }
+before=$(tot)
+"$NMIPROF" cluster prune --older-than 30d "$U1" "$U2" >"$WORK/prune.log" 2>&1 ||
+	fail "8: cluster prune: $(cat "$WORK/prune.log")"
+n=$(ch_q 1 "SELECT count() FROM nmiprof.lockups")
+[ "$n" = 0 ] && [ "$(tot)" = "$before" ] ||
+	fail "8: after cluster prune: $n lockups of 2026-01-01 left, samples $before -> $(tot): $(cat "$WORK/prune.log")"
+pass "8: cluster prune --older-than 30d: the 2026-01-01 lockups dropped, today's $before samples kept"
 
 PASSED=1
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"
