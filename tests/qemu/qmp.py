@@ -138,9 +138,10 @@ class ExitWatch(threading.Thread):
         self.error = None
         self.q = None
 
-    def connect(self, timeout=10.0):
+    def connect(self, timeout=30.0):
         """Before the guest can shut down: without the watch, a paused
-        QEMU would wait for the bench's timeout."""
+        QEMU would wait for the bench's timeout.  QEMU opens the socket
+        within milliseconds; the wait is for a host under heavy load."""
         try:
             self.q = QMP(self.path).connect(timeout)
             self.q.sock.settimeout(None)
