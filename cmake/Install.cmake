@@ -50,7 +50,14 @@ install(FILES ${CMAKE_SOURCE_DIR}/docs/nmiprofd.conf.example
         DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/nmiprof
         RENAME nmiprofd.conf)
 
-install(FILES ${_np_pkg}/systemd/nmiprofd.service DESTINATION ${NMIPROF_SYSTEMD_UNITDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/docs/cluster.conf.example
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/nmiprof
+        RENAME cluster.conf)
+
+install(FILES ${_np_pkg}/systemd/nmiprofd.service
+              ${_np_pkg}/systemd/nmiprof-cluster.service
+              ${_np_pkg}/systemd/nmiprof-cluster.timer
+        DESTINATION ${NMIPROF_SYSTEMD_UNITDIR})
 install(FILES ${_np_pkg}/udev/60-nmiprof.rules DESTINATION ${NMIPROF_UDEVDIR}/rules.d)
 install(FILES ${_np_pkg}/sysusers.d/nmiprof.conf DESTINATION ${NMIPROF_SYSUSERSDIR})
 install(FILES ${_np_pkg}/tmpfiles.d/nmiprof.conf DESTINATION ${NMIPROF_TMPFILESDIR})

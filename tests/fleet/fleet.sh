@@ -31,7 +31,8 @@
 #   export --cluster -f pprof: hot's Mapping carries its build-id (1, 7)
 #   lockups (gen_fixture's, in web-1's store) reach the server with their
 #   flags (1); without lockups.flags, before `cluster init` adds it (7)
-#   8. cluster prune drops old days only
+#   8. nmiprof-cluster.service's commands (packaging/systemd) as systemd
+#      runs them: retention drops old days only
 #   `cluster rollup`: per-day rollups, read while they cover a (host,
 #      day) whole, the same results (1); left when slices come (2)
 #
@@ -694,16 +695,32 @@ check_bid nmiprof_v2 "7: after cluster init" any
 check_pprof_bid "$V2" "7: after cluster init" "$HOT_BID"
 pass "7: the second schema, then cluster init adds build_id, comm_hash and flags on both shards"
 
-# ---- 8. retention: cluster prune drops old days only ------------------
-# The day of gen_fixture's lockups (2026-01-01) goes, today's samples stay.
+# ---- 8. the packaged upkeep: nmiprof-cluster.service's commands ------
+# As systemd runs them: ExecCondition and each ExecStart of the unit,
+# with cluster.conf's keys (the shipped file, then this cluster's URLs).
+# Prune drops the day of gen_fixture's lockups (2026-01-01), not today's
+# samples.
+UNIT=$HERE/../../packaging/systemd/nmiprof-cluster.service
+unit_run() {	# KEY CONF: run the unit's KEY= lines, their output in unit.log
+	(set -f -a; . "$2"; set +a
+	 sed -n "s|^$1=||p" "$UNIT" | sed "s|/usr/bin/nmiprof |$NMIPROF |" |
+		while read -r line; do eval "$line" || exit 1; done) >"$WORK/unit.log" 2>&1
+}
+unit_run ExecCondition "$HERE/../../docs/cluster.conf.example" &&
+	fail "8: the service runs with no shards named"
+sed "s|^NMIPROF_CLUSTER_URLS=.*|NMIPROF_CLUSTER_URLS=\"$U1 $U2\"|" \
+	"$HERE/../../docs/cluster.conf.example" >"$WORK/cluster.conf"
+unit_run ExecCondition "$WORK/cluster.conf" || fail "8: ExecCondition with shards: $(cat "$WORK/unit.log")"
 tot() { ch_q 1 "SELECT sum(count) FROM nmiprof.samples"; }
 before=$(tot)
-"$NMIPROF" cluster prune --older-than 30d "$U1" "$U2" >"$WORK/prune.log" 2>&1 ||
-	fail "8: cluster prune: $(cat "$WORK/prune.log")"
+unit_run ExecStart "$WORK/cluster.conf" || fail "8: ExecStart: $(cat "$WORK/unit.log")"
+[ "$(grep -c 'host-day(s) rolled up' "$WORK/unit.log")" = 2 ] &&
+	[ "$(grep -c 'partition(s) dropped' "$WORK/unit.log")" = 2 ] ||
+	fail "8: the unit's commands on both shards: $(cat "$WORK/unit.log")"
 n=$(ch_q 1 "SELECT count() FROM nmiprof.lockups")
 [ "$n" = 0 ] && [ "$(tot)" = "$before" ] ||
-	fail "8: after cluster prune: $n lockups of 2026-01-01 left, samples $before -> $(tot): $(cat "$WORK/prune.log")"
-pass "8: cluster prune --older-than 30d: the 2026-01-01 lockups dropped, today's $before samples kept"
+	fail "8: after the upkeep: $n lockups of 2026-01-01 left, samples $before -> $(tot)"
+pass "8: nmiprof-cluster.service: nothing without shards; with them, rollups run and the 2026-01-01 lockups pruned, today's $before samples kept"
 
 PASSED=1
 echo "fleet: all checks passed in $(echo "$(date +%s.%N) - $T0" | bc) s"

@@ -122,6 +122,23 @@ else
 	fail "systemd-analyze verify nmiprofd.service (exit $rc)"
 	sed 's/^/     /' <<<"$out"
 fi
+# The fleet upkeep: installed with its config, verified, not enabled.
+for u in nmiprof-cluster.service nmiprof-cluster.timer; do
+	out=$(systemd-analyze verify "/lib/systemd/system/$u" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ] && ! grep -q . <<<"$out"; then
+		ok "systemd-analyze verify $u"
+	else
+		fail "systemd-analyze verify $u (exit $rc)"
+		sed 's/^/     /' <<<"$out"
+	fi
+done
+check "cluster.conf installed, no shards named" grep -qx 'NMIPROF_CLUSTER_URLS=' /etc/nmiprof/cluster.conf
+if ls /etc/systemd/system/*/nmiprof-cluster.* >/dev/null 2>&1; then
+	fail "nmiprof-cluster.timer is enabled by the package (one host of the fleet enables it)"
+else
+	ok "nmiprof-cluster.timer not enabled by the package"
+fi
 # Informational: systemd's own rating of the sandbox.
 systemd-analyze security --offline=yes /lib/systemd/system/nmiprofd.service 2>/dev/null |
 	tail -n 1 | sed 's/^/info /'
