@@ -258,7 +258,7 @@ static int add_top_row(const struct np_fleet_top_row *r, void *arg)
 
 /* 0 with the rows in tv, 1 if the database can't rank them, or an exit code. */
 static int load_top(const char *cmd, struct np_ch *c, const struct cli_source *src,
-		    const struct np_fleet_filter *ff, struct topview *tv)
+		    const struct np_fleet_filter *ff, uint64_t slices, struct topview *tv)
 {
 	const struct topview_keys *k = topview_keys(tv);
 	const struct topview_filter *f = topview_filter(tv);
@@ -268,7 +268,7 @@ static int load_top(const char *cmd, struct np_ch *c, const struct cli_source *s
 		.by_sym = topview_keys_has(k, TOPVIEW_KEY_SYM),
 		.kernel = f->kernel, .user = f->user,
 		.by_children = src->order == TOPVIEW_SORT_CHILDREN,
-		.limit = src->max_rows,
+		.limit = src->max_rows, .slices = slices,
 	};
 	struct top_ctx ctx = {
 		.tv = tv, .cpu = f->cpu >= 0 ? (uint32_t)f->cpu : 0,
@@ -318,7 +318,7 @@ int cli_load_cluster(const char *cmd, const struct cli_source *src,
 	if (src->rows_only && !f->search[0] &&
 	    !topview_keys_has(topview_keys(tv), TOPVIEW_KEY_TID) &&
 	    (src->order == TOPVIEW_SORT_SELF || src->order == TOPVIEW_SORT_CHILDREN))
-		ret = load_top(cmd, c, src, &ff, tv);
+		ret = load_top(cmd, c, src, &ff, t.slices, tv);
 	if (ret == 1)
 		ret = fetch(cmd, c, &ff, &rows, &map);
 	np_ch_close(c);

@@ -115,6 +115,15 @@ static void row_where(struct np_buf *b, const struct np_fleet_filter *f)
 }
 
 /*
+ * How samples_grouped() reads the rollups: none, rolled_sql() on each
+ * shard, or the table ROLLED_TABLE sent with the query (rolled_table()),
+ * with the samples of the slices it does not cover or (ROLLED_ALL) none.
+ */
+enum { ROLLED_NONE, ROLLED_SQL, ROLLED_SENT, ROLLED_ALL };
+#define ROLLED_TABLE		"rolled"
+#define ROLLED_STRUCTURE	"host String, day Date, r UInt64, slices UInt64"
+
+/*
  * Samples of the first committed batch of each slice, but those of the
  * rolled-up (host, day)s if rolled.  The subquery reads the shard's own
  * slices_local: a host's slices and samples share a shard (same
@@ -126,10 +135,12 @@ static void samples_where(struct np_buf *b, const char *db,
 	np_ch_buf_printf(b, " WHERE batch IN (SELECT min(batch) FROM %s.slices_local",
 			 db);
 	slice_where(b, f);
-	if (rolled) {
+	if (rolled == ROLLED_SQL) {
 		np_ch_buf_str(b, " AND (host, day) NOT IN (SELECT host, day FROM (");
 		rolled_sql(b, db, f);
 		np_ch_buf_str(b, "))");
+	} else if (rolled) {
+		np_ch_buf_str(b, " AND (host, day) NOT IN (SELECT host, day FROM " ROLLED_TABLE ")");
 	}
 	np_ch_buf_str(b, " GROUP BY host, start)");
 	row_where(b, f);
@@ -168,14 +179,21 @@ static void samples_grouped(struct np_buf *b, const char *db,
 		np_ch_buf_printf(b, "%s GROUP BY %s", extra, key);
 		return;
 	}
-	np_ch_buf_printf(b, "SELECT %s FROM (SELECT %s AS k, %s FROM %s.samples",
-			 outer, key, sel, db);
-	samples_where(b, db, f, 1);
-	np_ch_buf_printf(b, "%s GROUP BY k UNION ALL SELECT %s AS k, %s FROM"
-			 " %s.samples_day WHERE rollup IN (SELECT r FROM (",
-			 extra, key, sel, db);
-	rolled_sql(b, db, f);
-	np_ch_buf_str(b, "))");
+	np_ch_buf_printf(b, "SELECT %s FROM (", outer);
+	if (rolled != ROLLED_ALL) {
+		np_ch_buf_printf(b, "SELECT %s AS k, %s FROM %s.samples", key, sel, db);
+		samples_where(b, db, f, rolled);
+		np_ch_buf_printf(b, "%s GROUP BY k UNION ALL ", extra);
+	}
+	np_ch_buf_printf(b, "SELECT %s AS k, %s FROM %s.samples_day WHERE rollup IN",
+			 key, sel, db);
+	if (rolled == ROLLED_SQL) {
+		np_ch_buf_str(b, " (SELECT r FROM (");
+		rolled_sql(b, db, f);
+		np_ch_buf_str(b, "))");
+	} else {
+		np_ch_buf_str(b, " (SELECT r FROM " ROLLED_TABLE ")");
+	}
 	row_where(b, f);
 	np_ch_buf_printf(b, "%s GROUP BY k) GROUP BY k", extra);
 }
@@ -856,17 +874,64 @@ static void unnamed_sql(struct np_buf *b)
  * id mixed with the comm's and pid's hashes: 18.16 groups by one number
  * 4x faster than by (stack, comm).  Like stack ids, a content hash.
  */
+/*
+ * The rollups the query reads, found once (rolled_sql() on each shard)
+ * rather than by each arm of samples_grouped(), as its table
+ * ROLLED_TABLE in out.  ROLLED_ALL when they cover all the slices
+ * np_fleet_query_totals() counted (slices, 0 if not known): no arm of
+ * samples then, it would read every batch to find none.  ROLLED_NONE
+ * without any, ROLLED_SENT, or -1.
+ */
+static int rolled_table(struct np_ch *c, const struct np_fleet_filter *f,
+			uint64_t slices, struct np_buf *out, char *err, size_t errlen)
+{
+	const char *db = np_ch_database(c);
+	struct np_buf sql = { 0 };
+	struct np_rd r;
+	uint64_t covered = 0;
+	int ret;
+
+	np_ch_buf_printf(&sql, "SELECT host, day, rollup, slices FROM %s.rollups"
+			 " WHERE rollup IN (SELECT r FROM (", db);
+	rolled_sql(&sql, db, f);
+	np_ch_buf_str(&sql, ")) FORMAT RowBinary");
+	ret = run(c, &sql, out, err, errlen);
+	np_buf_free(&sql);
+	if (ret)
+		return -1;
+	r = (struct np_rd){ .p = out->p, .end = out->p + out->len };
+	while (r.p < r.end && !r.bad) {
+		uint64_t len = np_get_var(&r);
+
+		if (r.bad || len > (uint64_t)(r.end - r.p) || r.end - r.p - len < 18) {
+			snprintf(err, errlen, "%s: malformed rollups reply", np_ch_url(c));
+			return -1;
+		}
+		r.p += len + 10;
+		covered += rb_u64(&r);
+	}
+	if (!out->len)
+		return ROLLED_NONE;
+	return slices && covered == slices ? ROLLED_ALL : ROLLED_SENT;
+}
+
 static int top_buckets(struct np_ch *c, const struct np_fleet_filter *f,
 		       const struct np_fleet_top *t, struct np_buf *out,
 		       char *err, size_t errlen)
 {
+	struct np_ch_table tb = { .name = ROLLED_TABLE, .structure = ROLLED_STRUCTURE };
 	const char *db = np_ch_database(c);
-	struct np_buf sql = { 0 }, sel = { 0 };
+	struct np_buf sql = { 0 }, sel = { 0 }, rl = { 0 };
 	int ret, rolled, has = t->by_comm && !t->by_pid ? has_comm_hash(c, err, errlen) : 0;
+	char msg[512];
 
 	rolled = has < 0 ? -1 : has_rollups(c, f, err, errlen);
-	if (has < 0 || rolled < 0)
+	if (rolled > 0)
+		rolled = rolled_table(c, f, t->slices, &rl, err, errlen);
+	if (has < 0 || rolled < 0) {
+		np_buf_free(&rl);
 		return -1;
+	}
 	np_ch_buf_printf(&sel, "any(stack) AS st, %s AS cm, %s AS pd, sum(count) AS c",
 			 t->by_comm ? "any(comm)" : "''",
 			 t->by_pid ? "any(pid)" : "toUInt32(0)");
@@ -882,8 +947,20 @@ static int top_buckets(struct np_ch *c, const struct np_fleet_filter *f,
 	if (sel.oom)
 		sql.oom = 1;
 	np_buf_free(&sel);
-	ret = run(c, &sql, out, err, errlen);
+	if (rolled == ROLLED_NONE) {
+		ret = run(c, &sql, out, err, errlen);
+	} else if (sql.oom) {
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	} else {
+		tb.data = rl.p;
+		tb.len = rl.len;
+		ret = np_ch_query_with(c, np_buf_str(&sql), &tb, out, msg, sizeof(msg));
+		if (ret)
+			snprintf(err, errlen, "%s: %s", np_ch_url(c), msg);
+	}
 	np_buf_free(&sql);
+	np_buf_free(&rl);
 	return ret;
 }
 

@@ -196,6 +196,8 @@ struct np_fleet_top {
 	int kernel, user;			/* the frames kept */
 	int by_children;			/* else by self */
 	size_t limit;				/* rows; 0: all */
+	uint64_t slices;			/* np_fleet_query_totals()'
+						 * count, 0 if not known */
 };
 struct np_fleet_top_row {
 	const char *comm, *dso, *sym;		/* "" unless grouped by */
