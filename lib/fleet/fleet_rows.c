@@ -17,23 +17,39 @@
 
 #define NS_PER_SEC	((uint64_t)1000000000)
 
+/* Bytes of a frame's strings as hashed (with the NUL); bid 0: none. */
+static void frame_lens(const struct np_sym *f, uint32_t len[3])
+{
+	len[0] = (uint32_t)strlen(f->dso ? f->dso : "[unknown]") + 1;
+	len[1] = (uint32_t)strlen(f->name ? f->name : "") + 1;
+	len[2] = f->build_id && *f->build_id ?
+		 (uint32_t)strlen(f->build_id) + 1 : 0;
+}
+
 /*
  * Same frame, same hash, on every host: what the row shows (kernel flag,
  * object, function, offset, build-id) and nothing local (addresses,
  * pids).  No build-id: the hash of the first schema's frames.
  */
-static uint64_t frame_hash(const struct np_sym *f, uint64_t h)
+static uint64_t frame_hash_len(const struct np_sym *f, const uint32_t len[3],
+			       uint64_t h)
 {
-	const char *dso = f->dso ? f->dso : "[unknown]";
-	const char *name = f->name ? f->name : "";
 	uint64_t w[2] = { (uint64_t)!!f->kernel, f->offset };
 
-	h = np_hash_bytes(dso, strlen(dso) + 1, h);
-	h = np_hash_bytes(name, strlen(name) + 1, h);
+	h = np_hash_bytes(f->dso ? f->dso : "[unknown]", len[0], h);
+	h = np_hash_bytes(f->name ? f->name : "", len[1], h);
 	h = np_hash_bytes(w, sizeof(w), h);
-	if (f->build_id && *f->build_id)
-		h = np_hash_bytes(f->build_id, strlen(f->build_id) + 1, h);
+	if (len[2])
+		h = np_hash_bytes(f->build_id, len[2], h);
 	return h;
+}
+
+static uint64_t frame_hash(const struct np_sym *f, uint64_t h)
+{
+	uint32_t len[3];
+
+	frame_lens(f, len);
+	return frame_hash_len(f, len, h);
 }
 
 /*
@@ -56,9 +72,28 @@ uint64_t np_fleet_frame_hash(const struct np_sym *f)
 	return frame_hash(f, 0);
 }
 
+/* Frame id's string lengths, measured once while the memo holds. */
+static const uint32_t *fmemo_lens(struct np_fleet_rows *r, uint32_t id,
+				  const struct np_sym *f)
+{
+	struct np_fleet_fmemo *m = &r->fmemo[id];
+
+	if (!m->len[0])
+		frame_lens(f, m->len);
+	return m->len;
+}
+
+/* RowBinary String of len bytes. */
+static void rb_str_len(struct np_buf *b, const char *s, size_t len)
+{
+	np_put_var(b, len);
+	np_put_bytes(b, s, len);
+}
+
 struct rows_ctx {
 	struct np_fleet_rows *r;
 	const struct np_fleet_slice *s;
+	size_t host_len;
 	np_fleet_known_fn known;
 	void *known_arg;
 	int oom;
@@ -108,8 +143,11 @@ static void stack_rows(struct rows_ctx *c, uint64_t h,
 	np_put_var(b, nr);
 	for (unsigned int i = 0; i < nr; i++) {
 		const struct np_sym *f = frames[i];
-		struct np_fleet_fmemo *m = &c->r->fmemo[c->r->walk_ids[i]];
-		uint64_t fh = m->hash ? m->hash : (m->hash = np_fleet_frame_hash(f));
+		uint32_t id = c->r->walk_ids[i];
+		struct np_fleet_fmemo *m = &c->r->fmemo[id];
+		const uint32_t *len = fmemo_lens(c->r, id, f);
+		uint64_t fh = m->hash ? m->hash :
+			      (m->hash = frame_hash_len(f, len, 0));
 
 		np_ch_rb_u64(b, fh);
 		if (sent(c, fh, &m->known))
@@ -117,11 +155,12 @@ static void stack_rows(struct rows_ctx *c, uint64_t h,
 		np_ch_rb_u32(fb, t);
 		np_ch_rb_u64(fb, fh);
 		np_ch_rb_u8(fb, f->kernel ? 1 : 0);
-		np_ch_rb_str(fb, f->dso ? f->dso : "[unknown]");
-		np_ch_rb_str(fb, f->name ? f->name : "");
+		rb_str_len(fb, f->dso ? f->dso : "[unknown]", len[0] - 1);
+		rb_str_len(fb, f->name ? f->name : "", len[1] - 1);
 		np_ch_rb_u64(fb, f->offset);
 		if (c->r->build_ids)
-			np_ch_rb_str(fb, f->build_id ? f->build_id : "");
+			rb_str_len(fb, len[2] ? f->build_id : "",
+				   len[2] ? len[2] - 1 : 0);
 	}
 }
 
@@ -170,6 +209,7 @@ static struct np_fleet_memo *memo_get(struct np_fleet_rows *r,
 {
 	uint32_t hk = (uint32_t)np_hash_u64(stack);
 	uint32_t pos = np_idx_first(&r->memo_idx, hk), i;
+	uint64_t h;
 	int n;
 
 	while ((i = np_idx_next(&r->memo_idx, hk, &pos)) != NP_IDX_NONE)
@@ -189,10 +229,11 @@ static struct np_fleet_memo *memo_get(struct np_fleet_rows *r,
 		    sizeof(*r->memo)) ||
 	    np_idx_insert(&r->memo_idx, hk, r->nr_memo))
 		return NULL;
-	r->memo[r->nr_memo] = (struct np_fleet_memo){
-		.stack = stack,
-		.hash = np_fleet_stack_hash(r->walk, (unsigned int)n),
-	};
+	h = np_hash_u64((uint64_t)n);	/* np_fleet_stack_hash's */
+	for (int j = 0; j < n; j++)
+		h = frame_hash_len(r->walk[j],
+				   fmemo_lens(r, r->walk_ids[j], r->walk[j]), h);
+	r->memo[r->nr_memo] = (struct np_fleet_memo){ .stack = stack, .hash = h };
 	return &r->memo[r->nr_memo++];
 }
 
@@ -216,7 +257,7 @@ static int rows_entry(struct rows_ctx *c, const struct np_stacktab *st,
 		stack_rows(c, h, r->walk, (unsigned int)n);
 	}
 	np_ch_rb_u32(b, (uint32_t)(c->s->start_ns / NS_PER_SEC));
-	np_ch_rb_str(b, c->s->host);
+	rb_str_len(b, c->s->host, c->host_len);
 	np_ch_rb_u64(b, c->s->batch);
 	np_ch_rb_u32(b, e->pid);
 	np_ch_rb_u32(b, e->cpu);
@@ -269,8 +310,8 @@ int np_fleet_rows_build(struct np_fleet_rows *r, const struct np_agg *a,
 			const struct np_fleet_slice *s,
 			np_fleet_known_fn known, void *known_arg)
 {
-	struct rows_ctx c = { .r = r, .s = s, .known = known,
-			      .known_arg = known_arg };
+	struct rows_ctx c = { .r = r, .s = s, .host_len = strlen(s->host),
+			      .known = known, .known_arg = known_arg };
 	const struct np_stacktab *st = np_agg_stacktab(a);
 	const struct np_agg_entry *ents;
 	uint32_t nr;

@@ -89,7 +89,10 @@ struct np_fleet_rows {
 	 * in which known() had it */
 	struct np_fleet_memo { uint32_t stack; uint64_t hash, known; } *memo;
 	uint32_t nr_memo, cap_memo;
-	struct np_fleet_fmemo { uint64_t hash, known; } *fmemo;	/* by frame id */
+	struct np_fleet_fmemo {		/* by frame id */
+		uint64_t hash, known;
+		uint32_t len[3];	/* its strings' (fleet_rows.c), 0: not yet */
+	} *fmemo;
 	uint32_t cap_fmemo;
 	uint32_t *walk_ids;
 	struct np_idx memo_idx;		/* over memo, by stack id */
