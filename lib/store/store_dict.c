@@ -19,10 +19,12 @@
  * loss and the writer's mirror of the tables.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <zstd.h>
 #include "store_codec.h"
 #include "np_crc32c.h"
@@ -567,30 +569,55 @@ static int map_fit(uint32_t **m, uint32_t *have, uint32_t want)
 
 /*
  * The dictionary of the epoch being written grows: a reader kept open
- * across slices (the fleet exporter's) reads the file again when a
- * segment needs more than it holds, and decodes on from where it
- * stands (the segment's prefix CRC still vouches for the whole prefix).
+ * across slices (the fleet exporter's) reads on from the end of what it
+ * holds when a segment needs more (the file is only appended to, and
+ * the segment's prefix CRC still vouches for the whole prefix).  Only
+ * the new bytes: reading the whole file again each slice copied it and
+ * faulted in a fresh buffer (mmapped past 256 KiB in nmiprofd).
  */
 static int rd_refresh(struct np_dict_rd *rd)
 {
 	char path[4200];
-	void *buf;
-	size_t len;
-	int ret;
+	struct stat sb;
+	size_t got;
+	uint8_t *b;
+	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/dict-%016llx.npd", rd->pdir,
 		 (unsigned long long)rd->epoch);
-	ret = np_read_file(path, NP_DICT_MAX_FILE, &buf, &len);
-	if (ret)
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		ret = -errno;
 		return np_store_err_transient(ret) ? ret : 0;
-	if (len <= rd->flen) {
-		free(buf);	/* no longer: the checks below say so */
-		return 0;
 	}
-	free(rd->file);
-	rd->file = buf;
-	rd->flen = len;
-	return 0;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size > NP_DICT_MAX_FILE ||
+	    (uint64_t)sb.st_size <= rd->flen)
+		goto out;	/* no longer: the checks after say so */
+	b = realloc(rd->file, (size_t)sb.st_size);
+	if (!b) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	rd->file = b;
+	for (got = rd->flen; got < (size_t)sb.st_size;) {
+		ssize_t n = pread(fd, b + got, (size_t)sb.st_size - got,
+				  (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && np_store_err_transient(-errno)) {
+			ret = -errno;
+			break;
+		}
+		if (n <= 0)
+			break;	/* shrank under us: use what is there */
+		got += (size_t)n;
+	}
+	rd->flen = got;	/* what was read is good to use even on an error */
+out:
+	close(fd);
+	return ret;
 }
 
 /* Decode the chunk at rd->good; on damage set rd->why.  -ENOMEM only. */
