@@ -15,8 +15,11 @@
  * long (default 60, the daemon's: a slice's cost grows with its samples
  * and stacks, so shorter ones do not tell), and the fleet exporter's
  * thread (nmiprofd-fleet) is measured apart in the same run: its CPU,
- * its share of the daemon's, its cost per slice shipped.  Give SECONDS
- * room for two slices or more (130 at 60 s).
+ * its share of the daemon's, its cost per slice shipped, its minor page
+ * faults per slice; and each ship's CPU apart (the status polled each
+ * second), the first (cold: every stack new) from the ones after it,
+ * whose mean is the steady cost whether 2 or 3 slices closed in the
+ * window.  Give SECONDS room for three slices (190 at 60 s).
  *
  * usage: bench_daemon_cpu [NMIPROFD [SECONDS [FREQ]]]  (default: the build
  *        tree's nmiprofd, 20 s, 1000 Hz); BENCH_NO_PERF=1 skips perf
@@ -42,6 +45,7 @@
 
 #define SKIP 77
 #define MAX_SPIN 256
+#define MAX_SHIP 64
 
 static pid_t spinners[MAX_SPIN];
 static int nspin;
@@ -99,8 +103,9 @@ static double cpu_seconds(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* CPU seconds of pid's thread named comm (schedstat, ns), -1 if none. */
-static double thread_cpu_seconds(pid_t pid, const char *comm)
+/* CPU seconds of pid's thread named comm (schedstat, ns), -1 if none;
+ * its minor page faults so far in *minflt (stat), -1 if unknown. */
+static double thread_cpu_seconds(pid_t pid, const char *comm, long long *minflt)
 {
 	char path[128], name[64];
 	double s = -1;
@@ -130,6 +135,21 @@ static double thread_cpu_seconds(pid_t pid, const char *comm)
 			s = (double)ns / 1e9;
 		if (f)
 			fclose(f);
+		*minflt = -1;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat",
+			 (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			char buf[1024], *p;
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+			buf[n] = 0;
+			p = strrchr(buf, ')');
+			if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lld",
+					 minflt) != 1)
+				*minflt = -1;
+			fclose(f);
+		}
 		break;
 	}
 	if (d)
@@ -279,6 +299,9 @@ int main(int argc, char **argv)
 	const char *ch_url = getenv("CLICKHOUSE_URL");
 	const char *slice_s = getenv("SLICE_SECONDS");
 	double x0 = -1, x1 = -1;
+	long long xf0 = -1, xf1 = -1;
+	struct { uint64_t slices; double cpu; } ship[MAX_SHIP];
+	int nship = 0;
 	struct np_ctl_status st0 = { 0 }, st1 = { 0 };
 	struct np_ctl_client *c;
 	struct run d, p = { 0 };
@@ -361,12 +384,29 @@ int main(int argc, char **argv)
 			np_ctl_status(c, &st0, err, sizeof(err));
 		np_ctl_close(c);
 		c0 = cpu_seconds(pid);
-		x0 = thread_cpu_seconds(pid, "nmiprofd-fleet");
+		x0 = thread_cpu_seconds(pid, "nmiprofd-fleet", &xf0);
 		forks0 = forks_since_boot();
 		t0 = now_s();
-		msleep(seconds * 1000);
+		/* Each second, the exporter's CPU when it has shipped more
+		 * (with 60 s slices and a window of two, the count of slices
+		 * closing inside the window, 2 or 3, moved the total by half). */
+		while (now_s() - t0 < seconds) {
+			struct np_ctl_status sn = { 0 };
+
+			msleep(1000);
+			c = ch_url && *ch_url && nship < MAX_SHIP ?
+			    np_ctl_open(sock, err, sizeof(err)) : NULL;
+			if (c && !np_ctl_status(c, &sn, err, sizeof(err)) &&
+			    sn.fleet_sent_slices != (nship ? ship[nship - 1].slices :
+						     st0.fleet_sent_slices)) {
+				ship[nship].slices = sn.fleet_sent_slices;
+				ship[nship++].cpu = thread_cpu_seconds(pid, "nmiprofd-fleet",
+								       &xf1);
+			}
+			np_ctl_close(c);
+		}
 		c1 = cpu_seconds(pid);
-		x1 = thread_cpu_seconds(pid, "nmiprofd-fleet");
+		x1 = thread_cpu_seconds(pid, "nmiprofd-fleet", &xf1);
 		d.wall_s = now_s() - t0;
 		forks1 = forks_since_boot();
 		c = np_ctl_open(sock, err, sizeof(err));
@@ -422,6 +462,28 @@ int main(int argc, char **argv)
 			       (unsigned long long)sent,
 			       (unsigned long long)(st1.fleet_sent_samples - st0.fleet_sent_samples),
 			       1e3 * per, st1.fleet);
+			/* The first ship: cold (every stack new to the exporter
+			 * and the server); those after it: each slice's own. */
+			for (int i = 0; i < nship; i++) {
+				double prev = i ? ship[i - 1].cpu : x0;
+				uint64_t n = ship[i].slices - (i ? ship[i - 1].slices :
+							       st0.fleet_sent_slices);
+
+				printf("exporter: ship %d, %llu slice(s), %.1f ms CPU\n", i + 1,
+				       (unsigned long long)n, 1e3 * (ship[i].cpu - prev));
+			}
+			if (nship > 1) {
+				double ms = 1e3 * (ship[nship - 1].cpu - ship[0].cpu) /
+					    (double)(ship[nship - 1].slices - ship[0].slices);
+
+				printf("exporter after its first ship: %.1f ms CPU a slice, "
+				       "%.3f %% of one CPU at one slice per %s s\n", ms,
+				       ms / 10.0 / atof(slice_s ? slice_s : "60"),
+				       slice_s ? slice_s : "60");
+			}
+			if (sent && xf0 >= 0 && xf1 >= 0)
+				printf("exporter: %.0f minor page faults a slice\n",
+				       (double)(xf1 - xf0) / (double)sent);
 			printf("exporter target: < 0.2 %% of one CPU at 1000 Hz with 60 s slices: %s\n",
 			       freq != 1000 || (slice_s && atoi(slice_s) != 60) ? "n/a (other settings)" :
 			       !sent ? "n/a (no slice sent: a longer run)" :
