@@ -143,6 +143,16 @@ wait_synced() {
 		sleep 0.1
 	done
 }
+# The cursor moves with each slice sent; the recovery line comes after
+# the last (and the lockups' insert): wait for it, up to 10 s.
+wait_recovered() {	# N WANT: daemon N's log has WANT recovery lines
+	i=0
+	while [ "$(grep -c 'fleet: export to .* works again' "$WORK/d$1.log")" -lt "$2" ] &&
+		[ $i -lt 100 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
 # Folded stacks with their counts summed (the local store has one line
 # per pid, the cluster one per comm and stack).
 folded() {
@@ -439,6 +449,7 @@ wait_synced 2
 # One line per state change: each failure line has its recovery line
 # (a loaded machine may add a timeout; retries add nothing).
 nf=$(grep -c 'fleet: export to .* fails' "$WORK/d1.log")
+wait_recovered 1 "$nf"
 nw=$(grep -c 'fleet: export to .* works again' "$WORK/d1.log")
 [ "$nf" -ge 1 ] && [ "$nf" = "$nw" ] ||
 	fail "daemon 1: $nf failure and $nw recovery lines"
@@ -524,6 +535,7 @@ conf 1 "$U1"
 kill -HUP "$DPID1"
 wait "$HPID"; HPID=
 wait_synced 1
+wait_recovered 1 $((works0 + 1))
 [ $(( $(grep -c 'fleet: export to .* works again' "$WORK/d1.log") - works0 )) = 1 ] ||
 	fail "the recovery from the fake servers was not logged once"
 # A slice a second: one may be on its way as status asks (bounded retry).
