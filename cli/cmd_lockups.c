@@ -226,7 +226,8 @@ static int fleet_show_one(const struct np_fleet_lockup *l, void *arg)
 	return fclose(f) ? -ENOMEM : 0;
 }
 
-static int fleet_lockups(const struct cli_source *src, const char *id)
+static int fleet_lockups(const struct cli_source *src,
+			 const struct topview_filter *any, const char *id)
 {
 	struct np_fleet_filter ff;
 	struct fleet_show show = { 0 };
@@ -238,13 +239,7 @@ static int fleet_lockups(const struct cli_source *src, const char *id)
 	c = cli_cluster_open("lockups", src, &ret);
 	if (!c)
 		return ret;
-	np_fleet_filter_init(&ff);
-	ff.since_ns = src->since_ns;
-	ff.until_ns = src->until_ns;
-	for (unsigned int i = 0; i < src->nr_hosts && i < NP_FLEET_MAX_MATCH; i++)
-		ff.hosts[ff.nr_hosts++] = src->hosts[i];
-	for (unsigned int i = 0; i < src->nr_labels && i < NP_FLEET_MAX_MATCH; i++)
-		ff.labels[ff.nr_labels++] = src->labels[i];
+	cli_cluster_filter(src, any, &ff);
 	if (np_fleet_query_lockups(c, &ff, id, id ? fleet_show_one : fleet_list_one,
 				   id ? (void *)&show : (void *)&n, err, sizeof(err))) {
 		cli_error("lockups", "%s", err[0] ? err : "out of memory");
@@ -274,7 +269,7 @@ int cmd_lockups(int argc, char **argv)
 {
 	const char *verb = "list";
 	struct cli_source src = { .pid = -1, .store = NP_STORE_DEFAULT_DIR };
-	struct topview_filter unused;
+	struct topview_filter any;	/* lockups have no pid, cpu or comm filter */
 	struct list_ctx c = { 0 };
 	struct np_lockup_rec *r = NULL;
 	const char *store;
@@ -282,6 +277,7 @@ int cmd_lockups(int argc, char **argv)
 	struct stat sb;
 	int opt, ret, nargs, filters = 0, stores = 0;
 
+	topview_filter_init(&any);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", lockups_opts, NULL)) != -1) {
@@ -295,7 +291,7 @@ int cmd_lockups(int argc, char **argv)
 		case OPT_PWFILE:
 			stores += opt == OPT_STORE;
 			filters += opt != OPT_STORE && opt != OPT_CLUSTER;
-			if (cli_source_option("lockups", opt, optarg, &src, &unused))
+			if (cli_source_option("lockups", opt, optarg, &src, &any))
 				return EXIT_USAGE;
 			break;
 		case 'h':
@@ -322,7 +318,7 @@ int cmd_lockups(int argc, char **argv)
 		return cli_usage_error("lockups", "unexpected argument '%s'",
 				       argv[optind + nargs]);
 	if (src.cluster)
-		return fleet_lockups(&src, nargs ? argv[optind] : NULL);
+		return fleet_lockups(&src, &any, nargs ? argv[optind] : NULL);
 	/* A store that is not there is an error, not "no lockups": a
 	 * watchdog must not look healthy because the path was wrong. */
 	store = src.store;
