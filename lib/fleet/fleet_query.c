@@ -868,13 +868,6 @@ static void unnamed_sql(struct np_buf *b)
 }
 
 /*
- * The buckets (comm and pid as the rows group by, stack, count), summed
- * by the server, in RowBinary as the table b of the second query: they
- * go back as they came, unparsed.  One 64-bit key per bucket, the stack
- * id mixed with the comm's and pid's hashes: 18.16 groups by one number
- * 4x faster than by (stack, comm).  Like stack ids, a content hash.
- */
-/*
  * The rollups the query reads, found once (rolled_sql() on each shard)
  * rather than by each arm of samples_grouped(), as its table
  * ROLLED_TABLE in out.  ROLLED_ALL when they cover all the slices
@@ -915,6 +908,13 @@ static int rolled_table(struct np_ch *c, const struct np_fleet_filter *f,
 	return slices && covered == slices ? ROLLED_ALL : ROLLED_SENT;
 }
 
+/*
+ * The buckets (comm and pid as the rows group by, stack, count), summed
+ * by the server, in RowBinary as the table b of the second query: they
+ * go back as they came, unparsed.  One 64-bit key per bucket, the stack
+ * id mixed with the comm's and pid's hashes: 18.16 groups by one number
+ * 4x faster than by (stack, comm).  Like stack ids, a content hash.
+ */
 static int top_buckets(struct np_ch *c, const struct np_fleet_filter *f,
 		       const struct np_fleet_top *t, struct np_buf *out,
 		       char *err, size_t errlen)
